@@ -1,0 +1,225 @@
+// The collector thread: drains every ring, converts ticks to nanoseconds,
+// routes each record to the sessions it was captured for, turns drop counters
+// into `dropped` records, and runs session begin/end. All sink calls happen
+// here, so sinks never see two threads.
+//
+// Included at the end of runtime.hpp; not a header to include on its own.
+#pragma once
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "loupe/detail/runtime.hpp"
+
+namespace loupe::detail {
+
+namespace collector_detail {
+
+inline thread_info describe(const ring& r) noexcept {
+    thread_info ti;
+    ti.id = r.thread_id;
+    ti.os_tid = r.os_tid;
+    ti.name = r.collector_name;
+    ti.name_version = r.collector_name_version;
+    return ti;
+}
+
+// Collector-only counters are single-writer: a plain load+store publishes them
+// without a locked read-modify-write per record.
+inline void bump(std::atomic<std::uint64_t>& counter, std::uint64_t by) noexcept {
+    counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_release);
+}
+
+}  // namespace collector_detail
+
+inline void runtime::collector_main() noexcept {
+    using namespace std::chrono;
+    t_state.status = thread_collector;
+#if LOUPE_OS_LINUX
+    pthread_setname_np(pthread_self(), "loupe-collector");
+#endif
+    std::vector<ring*> rings;
+    std::vector<ring*> retired;
+    std::vector<std::shared_ptr<session_state>> starting, finishing;
+    std::shared_ptr<session_state> live[max_sessions];
+    auto last_flush = steady_clock::now();
+
+    std::unique_lock<std::mutex> lock(mutex_);
+    for (;;) {
+        // Snapshot under the lock: sessions, their phase, the rings.
+        starting.clear();
+        finishing.clear();
+        std::uint64_t live_mask = 0;
+        for (int i = 0; i < max_sessions; ++i) {
+            live[i] = slots_[i];
+            if (!live[i]) continue;
+            live_mask |= std::uint64_t{1} << i;
+            if (!live[i]->begun) starting.push_back(live[i]);
+            if (live[i]->phase == session_phase::stopping) finishing.push_back(live[i]);
+        }
+        rings = live_rings_;
+        const bool exiting = shutting_down_;
+        wake_ = false;
+        lock.unlock();
+
+        // Work without the lock: hosts can acquire rings and start sessions.
+        for (auto& s : starting) begin_session(*s);
+        std::size_t moved = 0;
+        retired.clear();
+        for (ring* r : rings) {
+            // A retired ring's last push happened before `retired` was set,
+            // so draining after reading the flag empties it for good.
+            const bool was_retired = r->retired.load(std::memory_order_acquire);
+            moved += drain_ring(*r, live, live_mask);
+            for (std::uint64_t m = live_mask; m != 0; m &= m - 1) report_drops(r, *live[__builtin_ctzll(m)]);
+            if (was_retired) retired.push_back(r);
+        }
+        for (std::uint64_t m = live_mask; m != 0; m &= m - 1) report_ringless_drops(*live[__builtin_ctzll(m)]);
+        for (auto& s : finishing) finish_session(*s, rings);
+        if (steady_clock::now() - last_flush > seconds(1)) {
+            last_flush = steady_clock::now();
+            for (std::uint64_t m = live_mask; m != 0; m &= m - 1) live[__builtin_ctzll(m)]->flush_sinks();
+        }
+
+        lock.lock();
+        for (auto& s : starting) {
+            if (s->phase == session_phase::starting) s->phase = session_phase::active;
+        }
+        for (auto& s : finishing) {
+            s->phase = session_phase::stopped;
+            slots_[s->slot].reset();
+        }
+        for (ring* r : retired) {
+            live_rings_.erase(std::find(live_rings_.begin(), live_rings_.end(), r));
+            if (pool_.size() < max_pooled_rings) {
+                r->reset_for_reuse();
+                pool_.push_back(r);
+            } else {
+                delete r;
+            }
+        }
+        for (auto& s : live) s.reset();
+        starting.clear();
+        if (!finishing.empty()) {
+            finishing.clear();
+            done_cv_.notify_all();
+        }
+        if (exiting) {
+            collector_running_.store(false, std::memory_order_release);
+            return;
+        }
+        if (moved == 0 && !wake_) {
+            if (live_mask != 0) {
+                wake_cv_.wait_for(lock, milliseconds(1), [this] { return wake_; });
+            } else {
+                wake_cv_.wait(lock, [this] { return wake_; });
+            }
+        }
+    }
+}
+
+inline std::size_t runtime::drain_ring(ring& r, const std::shared_ptr<session_state>* live,
+                                       std::uint64_t live_mask) noexcept {
+    const std::uint32_t version = r.name_version();
+    if (version != r.collector_name_version) {
+        try {
+            r.collector_name = r.name();
+            r.collector_name_version = version;
+        } catch (...) {  // out of memory: keep the old name, try again next pass
+        }
+    }
+    const thread_info thread = collector_detail::describe(r);
+    record rec;
+    rec.thread = &thread;
+    return r.drain([&](const raw_record& raw) {
+        std::uint64_t targets = raw.sessions & live_mask;
+        if (targets == 0) return;
+        rec.where = raw.where;
+        switch (raw.where->kind) {
+            case site_kind::zone:
+                rec.kind = record_kind::zone;
+                rec.begin_ns = clock_.to_ns(raw.t0);
+                rec.end_ns = clock_.to_ns(raw.t1);
+                rec.value = 0.0;
+                break;
+            case site_kind::instant:
+                rec.kind = record_kind::instant;
+                rec.begin_ns = rec.end_ns = clock_.to_ns(raw.t0);
+                rec.value = 0.0;
+                break;
+            case site_kind::counter:
+                rec.kind = record_kind::counter;
+                rec.begin_ns = rec.end_ns = clock_.to_ns(raw.t0);
+                std::memcpy(&rec.value, &raw.t1, sizeof rec.value);
+                break;
+        }
+        for (; targets != 0; targets &= targets - 1) {
+            session_state& s = *live[__builtin_ctzll(targets)];
+            // A slot's bit may be stale: an event that began before this
+            // session started was captured for an earlier one in the slot.
+            if (static_cast<std::int64_t>(raw.t0 - s.start_ticks) < 0) continue;
+            rec.session = &s.info;
+            collector_detail::bump(s.delivered, 1);
+            s.send(rec);
+        }
+    });
+}
+
+inline void runtime::report_drops(ring* r, session_state& s) noexcept {
+    const std::uint64_t now = r->dropped(s.slot);
+    const std::uint64_t lost = now - r->seen_dropped[s.slot];
+    if (lost == 0) return;
+    r->seen_dropped[s.slot] = now;
+    collector_detail::bump(s.dropped, lost);
+    const thread_info thread = collector_detail::describe(*r);
+    record rec;
+    rec.kind = record_kind::dropped;
+    rec.session = &s.info;
+    rec.thread = &thread;
+    rec.count = lost;
+    s.send(rec);
+}
+
+inline void runtime::report_ringless_drops(session_state& s) noexcept {
+    const std::uint64_t now = ringless_dropped_[s.slot].load(std::memory_order_relaxed);
+    const std::uint64_t lost = now - ringless_seen_[s.slot];
+    if (lost == 0) return;
+    ringless_seen_[s.slot] = now;
+    collector_detail::bump(s.dropped, lost);
+    record rec;
+    rec.kind = record_kind::dropped;
+    rec.session = &s.info;
+    rec.count = lost;
+    s.send(rec);
+}
+
+inline void runtime::begin_session(session_state& s) noexcept {
+    s.begun = true;
+    record rec;
+    rec.kind = record_kind::session_begin;
+    rec.session = &s.info;
+    rec.begin_ns = s.info.start_ns;
+    s.send(rec);
+}
+
+inline void runtime::finish_session(session_state& s, const std::vector<ring*>& rings) noexcept {
+    for (ring* r : rings) report_drops(r, s);
+    report_ringless_drops(s);
+    record rec;
+    rec.kind = record_kind::session_end;
+    rec.session = &s.info;
+    rec.begin_ns = s.info.start_ns;
+    rec.end_ns = clock_.to_ns(s.stop_ticks);
+    rec.count = s.delivered.load(std::memory_order_relaxed);
+    rec.dropped_total = s.dropped.load(std::memory_order_relaxed);
+    s.send(rec);
+    s.flush_sinks();
+    s.close_sinks();
+}
+
+}  // namespace loupe::detail

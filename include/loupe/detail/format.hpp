@@ -1,0 +1,80 @@
+// Constants and primitive codecs of the native .loupe trace format, shared by
+// the file sink (writer) and loupe/reader.hpp. docs/format.md is the prose
+// specification; a change here is a change there.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace loupe::detail::format {
+
+/// File magic: 0x89 'L' 'O' 'U' 'P' 'E' '\r' '\n' (a high byte and CR LF catch
+/// text-mode transfers, as PNG does).
+inline constexpr unsigned char magic[8] = {0x89, 'L', 'O', 'U', 'P', 'E', '\r', '\n'};
+inline constexpr std::size_t header_size = 16;  // magic, u16 major, u16 minor, u32 flags
+inline constexpr std::uint16_t version_major = 1;
+inline constexpr std::uint16_t version_minor = 0;
+
+/// Top-level record kinds. Every record is `u8 kind, varint length, payload`;
+/// a reader skips kinds it does not know.
+enum record_kind : std::uint8_t {
+    rec_session = 0x01,
+    rec_string = 0x02,
+    rec_site = 0x03,
+    rec_thread = 0x04,
+    rec_events = 0x05,
+    rec_dropped = 0x06,
+    rec_end = 0x07,
+};
+
+/// Event tags inside an EVENTS record. The set is closed for a format
+/// version: new event kinds arrive as new record kinds.
+enum event_tag : std::uint8_t {
+    ev_zone = 0x01,
+    ev_instant = 0x02,
+    ev_counter = 0x03,
+};
+
+/// Clock that produced the timestamps (informational; all are ns).
+enum clock_source : std::uint8_t { clock_tsc = 0, clock_steady = 1 };
+
+inline constexpr std::size_t max_varint_bytes = 10;
+
+/// Appends an unsigned LEB128 varint; returns the new end.
+inline unsigned char* put_varint(unsigned char* out, std::uint64_t v) noexcept {
+    while (v >= 0x80) {
+        *out++ = static_cast<unsigned char>(v | 0x80);
+        v >>= 7;
+    }
+    *out++ = static_cast<unsigned char>(v);
+    return out;
+}
+
+inline std::uint64_t zigzag(std::int64_t v) noexcept {
+    return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+inline std::int64_t unzigzag(std::uint64_t v) noexcept {
+    return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
+}
+
+inline unsigned char* put_u16(unsigned char* out, std::uint16_t v) noexcept {
+    out[0] = static_cast<unsigned char>(v);
+    out[1] = static_cast<unsigned char>(v >> 8);
+    return out + 2;
+}
+inline unsigned char* put_u32(unsigned char* out, std::uint32_t v) noexcept {
+    for (int i = 0; i < 4; ++i) out[i] = static_cast<unsigned char>(v >> (8 * i));
+    return out + 4;
+}
+inline unsigned char* put_u64(unsigned char* out, std::uint64_t v) noexcept {
+    for (int i = 0; i < 8; ++i) out[i] = static_cast<unsigned char>(v >> (8 * i));
+    return out + 8;
+}
+inline unsigned char* put_f64(unsigned char* out, double v) noexcept {
+    std::uint64_t bits;
+    std::memcpy(&bits, &v, sizeof bits);
+    return put_u64(out, bits);
+}
+
+}  // namespace loupe::detail::format

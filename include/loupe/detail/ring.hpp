@@ -1,0 +1,143 @@
+// A per-thread bounded single-producer/single-consumer ring of fixed 32-byte
+// records. The owning thread pushes without locks or allocation; the
+// collector thread drains. Rings outlive their threads: a thread that exits
+// marks its ring retired, the collector drains it and gives it back to a pool
+// for the next thread, so memory is bounded by the number of threads that
+// record at the same time.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "loupe/detail/hot_state.hpp"
+#include "loupe/site.hpp"
+
+namespace loupe::detail {
+
+/// What the hot path writes: one event, 32 bytes, no formatting.
+struct raw_record {
+    const site* where;       ///< call site (its kind says how to read the rest)
+    std::uint64_t t0;        ///< ticks: zone begin, instant/counter time
+    std::uint64_t t1;        ///< zone: end ticks; counter: the value's bits
+    std::uint64_t sessions;  ///< session slots this event was captured for
+};
+static_assert(sizeof(raw_record) == 32, "a ring record is 32 bytes");
+
+class ring {
+public:
+    explicit ring(std::size_t capacity_records)
+        : capacity_(capacity_for(capacity_records)),
+          mask_(capacity_ - 1),
+          slots_(new raw_record[capacity_]) {}
+    ~ring() { delete[] slots_; }
+    ring(const ring&) = delete;
+    ring& operator=(const ring&) = delete;
+
+    static std::size_t records_for_bytes(std::uint64_t bytes) noexcept {
+        std::uint64_t n = bytes / sizeof(raw_record);
+        return static_cast<std::size_t>(n < 8 ? 8 : n);
+    }
+    /// The capacity a ring asked for `records` gets: rounded down to a power
+    /// of two (so a ring never exceeds its byte budget), at least 8.
+    static std::size_t capacity_for(std::size_t records) noexcept {
+        std::size_t p = 8;
+        while (p * 2 <= records) p <<= 1;
+        return p;
+    }
+    std::size_t capacity() const noexcept { return capacity_; }
+    std::size_t bytes() const noexcept { return capacity_ * sizeof(raw_record); }
+
+    /// Producer (owning thread) only. False when full.
+    bool try_push(const raw_record& r) noexcept {
+        std::uint64_t h = head_.load(std::memory_order_relaxed);
+        if (LOUPE_UNLIKELY(h - cached_tail_ >= capacity_)) {
+            cached_tail_ = tail_.load(std::memory_order_acquire);
+            if (h - cached_tail_ >= capacity_) return false;
+        }
+        slots_[h & mask_] = r;
+        head_.store(h + 1, std::memory_order_release);
+        return true;
+    }
+
+    /// Producer only: counts one event lost for each session in `sessions`.
+    void count_dropped(std::uint64_t sessions) noexcept {
+        while (sessions != 0) {
+            int slot = __builtin_ctzll(sessions);
+            sessions &= sessions - 1;
+            dropped_[slot].store(dropped_[slot].load(std::memory_order_relaxed) + 1,
+                                 std::memory_order_relaxed);
+        }
+    }
+
+    /// Consumer (collector) only: calls `f(record)` for everything pushed so
+    /// far, then frees the space. Returns how many records it consumed.
+    template <class F>
+    std::size_t drain(F&& f) {
+        std::uint64_t t = tail_.load(std::memory_order_relaxed);
+        std::uint64_t h = head_.load(std::memory_order_acquire);
+        for (std::uint64_t i = t; i != h; ++i) f(slots_[i & mask_]);
+        tail_.store(h, std::memory_order_release);
+        return static_cast<std::size_t>(h - t);
+    }
+
+    bool empty() const noexcept {
+        return tail_.load(std::memory_order_acquire) == head_.load(std::memory_order_acquire);
+    }
+    std::uint64_t pushed() const noexcept { return head_.load(std::memory_order_acquire); }
+    std::uint64_t dropped(int slot) const noexcept {
+        return dropped_[slot].load(std::memory_order_relaxed);
+    }
+
+    /// Reuse by a new thread: the collector calls this after the ring was
+    /// retired and drained, with no producer attached.
+    void reset_for_reuse() noexcept {
+        head_.store(0, std::memory_order_relaxed);
+        tail_.store(0, std::memory_order_relaxed);
+        cached_tail_ = 0;
+        for (auto& d : dropped_) d.store(0, std::memory_order_relaxed);
+        for (auto& s : seen_dropped) s = 0;
+        retired.store(false, std::memory_order_relaxed);
+    }
+
+    // ---- identity of the thread that owns the ring now ----
+    std::uint64_t thread_id = 0;  ///< loupe thread id, new for every owner
+    std::uint64_t os_tid = 0;
+
+    /// Name, written by the owning thread, read by the collector.
+    void set_name(const char* name) {
+        std::lock_guard<std::mutex> lock(name_mutex_);
+        name_ = name;
+        name_version_.fetch_add(1, std::memory_order_release);
+    }
+    std::uint32_t name_version() const noexcept { return name_version_.load(std::memory_order_acquire); }
+    std::string name() const {
+        std::lock_guard<std::mutex> lock(name_mutex_);
+        return name_;
+    }
+
+    /// Set by the owner's thread-exit hook; the collector recycles the ring
+    /// once it is drained.
+    std::atomic<bool> retired{false};
+
+    // ---- collector-private bookkeeping ----
+    std::uint64_t seen_dropped[max_sessions] = {};  ///< drops already reported, per slot
+    std::string collector_name;                    ///< the collector's copy of the name
+    std::uint32_t collector_name_version = ~0u;
+
+private:
+    // Producer and consumer indices on their own cache lines.
+    alignas(64) std::atomic<std::uint64_t> head_{0};
+    std::uint64_t cached_tail_ = 0;
+    alignas(64) std::atomic<std::uint64_t> tail_{0};
+    alignas(64) const std::size_t capacity_;
+    const std::size_t mask_;
+    raw_record* const slots_;
+    std::atomic<std::uint64_t> dropped_[max_sessions] = {};
+    mutable std::mutex name_mutex_;
+    std::string name_;
+    std::atomic<std::uint32_t> name_version_{0};
+};
+
+}  // namespace loupe::detail

@@ -1,0 +1,481 @@
+// The process-wide runtime: session slots, the rings of all threads, and the
+// collector thread that drains rings and routes records to session sinks.
+//
+// Why it looks like this:
+// - One instance per process, reached through LOUPE_API functions, so shared
+//   libraries built with hidden visibility share it (see config.hpp).
+// - The heavy object is created on first use (the first session start) and
+//   never destroyed: an atexit hook stops sessions and joins the collector
+//   instead, so static destructors that still record find a live object.
+// - fork(): the child gets a fresh runtime lazily; the parent's sessions,
+//   rings and files are abandoned in the child untouched (never flushed or
+//   closed there), so the child cannot write into the parent's traces.
+#pragma once
+
+#include <pthread.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if LOUPE_OS_LINUX
+#    include <sys/syscall.h>
+#endif
+
+#include "loupe/detail/clock.hpp"
+#include "loupe/detail/hot_state.hpp"
+#include "loupe/detail/ring.hpp"
+#include "loupe/detail/session_state.hpp"
+#include "loupe/detail/thread_state.hpp"
+#include "loupe/error.hpp"
+#include "loupe/session_config.hpp"
+
+namespace loupe::detail {
+
+inline std::uint64_t current_os_tid() noexcept {
+#if LOUPE_OS_LINUX
+    return static_cast<std::uint64_t>(::syscall(SYS_gettid));
+#else
+    return reinterpret_cast<std::uint64_t>(pthread_self());
+#endif
+}
+
+/// The process's tick clock, calibrated once and kept across fork (the child
+/// runs on the same TSC).
+LOUPE_API inline const tick_clock& process_clock() {
+    static const tick_clock* clock = new tick_clock;
+    return *clock;
+}
+
+/// Internal counters, for tests and diagnostics.
+struct runtime_counters {
+    std::uint64_t rings_created = 0;  ///< rings ever allocated by this runtime
+    std::uint64_t rings_live = 0;     ///< rings owned by threads or awaiting drain
+    std::uint64_t rings_pooled = 0;   ///< drained rings kept for reuse
+};
+
+class runtime {
+public:
+    static constexpr std::size_t max_rings = 4096;    ///< threads recording at once
+    static constexpr std::size_t max_pooled_rings = 64;
+    static constexpr std::size_t min_ring_bytes = 256;
+    static constexpr std::size_t max_ring_bytes = std::size_t{1} << 30;
+
+    runtime() : clock_(process_clock()), pid_(static_cast<std::uint32_t>(::getpid())) {
+        g_hot.use_tsc.store(clock_.uses_tsc(), std::memory_order_relaxed);
+        if (pthread_key_create(&exit_key_, &on_thread_exit) != 0) {
+            throw error("loupe: cannot create the thread-exit key (pthread_key_create failed)");
+        }
+    }
+    runtime(const runtime&) = delete;
+    runtime& operator=(const runtime&) = delete;
+
+    const tick_clock& clock() const noexcept { return clock_; }
+
+    // ------------------------------------------------------------- sessions
+
+    /// Any thread. Validates `cfg`, takes a slot and arms the session.
+    std::shared_ptr<session_state> start(session_config cfg) {
+        validate(cfg);
+        auto s = std::make_shared<session_state>();
+        s->name = std::move(cfg.name);
+        s->kinds = cfg.kinds;
+        s->overflow = cfg.overflow;
+        s->ring_bytes = cfg.ring_bytes;
+        s->owner = this;
+        for (auto& k : cfg.sinks) s->sinks.push_back({std::move(k), false});
+
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (shutting_down_) throw error("cannot start session '" + s->name + "': the process is exiting");
+        int slot = -1;
+        for (int i = 0; i < max_sessions; ++i) {
+            if (!slots_[i]) {
+                slot = i;
+                break;
+            }
+        }
+        if (slot < 0) {
+            throw error("cannot start session '" + s->name + "': " + std::to_string(max_sessions) +
+                        " sessions are active; stop one first");
+        }
+        ensure_collector_locked();
+        s->slot = slot;
+        s->start_ticks = clock_.now_ticks();
+        s->info.name = s->name;
+        s->info.start_ns = clock_.to_ns(s->start_ticks);
+        s->info.wall_anchor_ns = wall_ns();
+        s->info.pid = pid_;
+        s->info.clock = clock_.source();
+        // Drop counts of this slot start from here: earlier ones belonged to
+        // the slot's previous session, which reported them when it finished.
+        for (ring* r : live_rings_) r->seen_dropped[slot] = r->dropped(slot);
+        ringless_seen_[slot] = ringless_dropped_[slot].load(std::memory_order_relaxed);
+        slots_[slot] = s;
+        publish_locked();
+        lock.unlock();
+        wake_collector();
+        return s;
+    }
+
+    /// Any thread but the collector's. Disarms the session, waits until the
+    /// collector has drained every ring once more, written the session's end
+    /// and closed its sinks. Idempotent.
+    session_stats stop(session_state& s) {
+        if (t_state.status == thread_collector) {
+            throw error("cannot stop session '" + s.name + "' from inside a sink (collector thread)");
+        }
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (s.phase == session_phase::starting || s.phase == session_phase::active) {
+            s.phase = session_phase::stopping;
+            s.stop_ticks = clock_.now_ticks();
+            publish_locked();
+            wake_ = true;
+            wake_cv_.notify_one();
+        }
+        done_cv_.wait(lock, [&] { return s.phase == session_phase::stopped; });
+        return s.stats();
+    }
+
+    // ------------------------------------------------------------ threads
+
+    /// Host thread, slow path: gives the calling thread a ring. Null when the
+    /// process is exiting, too many threads record at once, or memory is out.
+    ring* acquire_ring(thread_state& ts) noexcept {
+        try {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (shutting_down_) return nullptr;
+            std::size_t want = ring::records_for_bytes(g_hot.ring_bytes.load(std::memory_order_relaxed));
+            ring* r = take_pooled_locked(want);
+            if (!r) {
+                if (live_rings_.size() >= max_rings) return nullptr;
+                r = new ring(want);
+                ++counters_.rings_created;
+            }
+            r->thread_id = ++next_thread_id_;
+            r->os_tid = current_os_tid();
+            r->set_name(ts.pending_name[0] ? ts.pending_name : os_thread_name().c_str());
+            live_rings_.push_back(r);
+            ts.owned_ring = r;
+            ts.status = thread_has_ring;
+            pthread_setspecific(exit_key_, r);
+            return r;
+        } catch (...) {
+            return nullptr;
+        }
+    }
+
+    /// Host thread: counts an event that had no ring to go to.
+    void count_ringless(std::uint64_t sessions) noexcept {
+        while (sessions != 0) {
+            int slot = __builtin_ctzll(sessions);
+            sessions &= sessions - 1;
+            ringless_dropped_[slot].fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+
+    bool collector_running() const noexcept { return collector_running_.load(std::memory_order_acquire); }
+
+    void wake_collector() noexcept {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            wake_ = true;
+        }
+        wake_cv_.notify_one();
+    }
+
+    runtime_counters counters() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        runtime_counters c = counters_;
+        c.rings_live = live_rings_.size();
+        c.rings_pooled = pool_.size();
+        return c;
+    }
+
+    /// At exit: stops every session (flushing its sinks) and joins the collector.
+    void shutdown() noexcept {
+        std::vector<std::shared_ptr<session_state>> active;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (shutting_down_) return;
+            for (auto& s : slots_) {
+                if (s) active.push_back(s);
+            }
+        }
+        for (auto& s : active) {
+            try {
+                stop(*s);
+            } catch (...) {
+            }
+        }
+        std::thread collector;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            shutting_down_ = true;
+            wake_ = true;
+            collector = std::move(collector_);
+        }
+        wake_cv_.notify_one();
+        if (collector.joinable()) collector.join();
+    }
+
+    // ------------------------------------------------------------- fork
+
+    std::mutex& mutex() noexcept { return mutex_; }
+    pthread_key_t exit_key() const noexcept { return exit_key_; }
+
+private:
+    static void validate(const session_config& cfg) {
+        const std::string who = "session '" + cfg.name + "': ";
+        if (cfg.kinds == 0 || (cfg.kinds & ~kinds::all) != 0) {
+            throw error(who + "kinds = " + std::to_string(cfg.kinds) +
+                        ": expected a non-empty OR of loupe::kinds::zones, instants, counters");
+        }
+        if (cfg.sinks.empty()) throw error(who + "sinks is empty: expected at least one sink");
+        for (std::size_t i = 0; i < cfg.sinks.size(); ++i) {
+            if (!cfg.sinks[i]) throw error(who + "sinks[" + std::to_string(i) + "] is null");
+        }
+        if (cfg.ring_bytes < min_ring_bytes || cfg.ring_bytes > max_ring_bytes) {
+            throw error(who + "ring_bytes = " + std::to_string(cfg.ring_bytes) + ": expected " +
+                        std::to_string(min_ring_bytes) + " to " + std::to_string(max_ring_bytes));
+        }
+    }
+
+    static std::string os_thread_name() {
+        char buf[64] = {};
+#if LOUPE_OS_LINUX
+        pthread_getname_np(pthread_self(), buf, sizeof buf);
+#endif
+        return buf;
+    }
+
+    // Makes the hot words describe the sessions that are starting or active.
+    void publish_locked() noexcept {
+        std::uint32_t armed = 0;
+        std::uint64_t active = 0, block = 0, ring_bytes = 0;
+        for (int i = 0; i < max_sessions; ++i) {
+            const auto& s = slots_[i];
+            bool on = s && (s->phase == session_phase::starting || s->phase == session_phase::active);
+            g_hot.slot_kinds[i].store(on ? s->kinds : 0, std::memory_order_relaxed);
+            if (!on) continue;
+            armed |= s->kinds;
+            active |= std::uint64_t{1} << i;
+            if (s->overflow == overflow_policy::block) block |= std::uint64_t{1} << i;
+            ring_bytes = std::max<std::uint64_t>(ring_bytes, s->ring_bytes);
+        }
+        g_hot.active_slots.store(active, std::memory_order_relaxed);
+        g_hot.block_slots.store(block, std::memory_order_relaxed);
+        if (ring_bytes != 0) g_hot.ring_bytes.store(ring_bytes, std::memory_order_relaxed);
+        g_hot.epoch.fetch_add(1, std::memory_order_release);
+        g_hot.armed.store(armed, std::memory_order_release);
+    }
+
+    ring* take_pooled_locked(std::size_t want_records) {
+        for (std::size_t i = 0; i < pool_.size(); ++i) {
+            ring* r = pool_[i];
+            if (r->capacity() == ring::capacity_for(want_records)) {
+                pool_[i] = pool_.back();
+                pool_.pop_back();
+                return r;
+            }
+        }
+        return nullptr;
+    }
+
+    void ensure_collector_locked() {
+        if (collector_.joinable()) return;
+        collector_running_.store(true, std::memory_order_release);
+        try {
+            collector_ = std::thread([this] { collector_main(); });
+        } catch (const std::exception& e) {
+            collector_running_.store(false, std::memory_order_release);
+            throw error(std::string("cannot start loupe's collector thread: ") + e.what());
+        }
+    }
+
+    static void on_thread_exit(void* p) noexcept;
+
+    // ------------------------------------------------------------ collector
+
+    void collector_main() noexcept;
+    std::size_t drain_ring(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask) noexcept;
+    void report_drops(ring* r, session_state& s) noexcept;
+    void report_ringless_drops(session_state& s) noexcept;
+    void begin_session(session_state& s) noexcept;
+    void finish_session(session_state& s, const std::vector<ring*>& rings) noexcept;
+
+    const tick_clock& clock_;
+    const std::uint32_t pid_;
+    pthread_key_t exit_key_{};
+
+    std::mutex mutex_;  // guards everything below unless noted
+    std::shared_ptr<session_state> slots_[max_sessions];
+    std::vector<ring*> live_rings_;
+    std::vector<ring*> pool_;
+    std::uint64_t next_thread_id_ = 0;
+    runtime_counters counters_;
+    bool shutting_down_ = false;
+    bool wake_ = false;
+    std::condition_variable wake_cv_;
+    std::condition_variable done_cv_;
+    std::thread collector_;
+    std::atomic<bool> collector_running_{false};
+
+    std::atomic<std::uint64_t> ringless_dropped_[max_sessions] = {};
+    std::uint64_t ringless_seen_[max_sessions] = {};  // collector only
+};
+
+// ------------------------------------------------------------- the instance
+
+LOUPE_API inline std::atomic<runtime*>& runtime_pointer() {
+    static std::atomic<runtime*> instance{nullptr};
+    return instance;
+}
+
+LOUPE_API inline std::mutex& runtime_init_mutex() {
+    static std::mutex* m = new std::mutex;  // never destroyed: used at exit and in fork handlers
+    return *m;
+}
+
+void install_process_hooks();
+
+/// The runtime of this process, created on first use. Thread-safe.
+inline runtime& rt() {
+    runtime* r = runtime_pointer().load(std::memory_order_acquire);
+    if (LOUPE_LIKELY(r != nullptr)) return *r;
+    std::lock_guard<std::mutex> lock(runtime_init_mutex());
+    r = runtime_pointer().load(std::memory_order_relaxed);
+    if (!r) {
+        r = new runtime;
+        runtime_pointer().store(r, std::memory_order_release);
+        install_process_hooks();
+    }
+    return *r;
+}
+
+// ------------------------------------------------------------- fork and exit
+
+inline void fork_prepare() noexcept {
+    runtime_init_mutex().lock();
+    if (runtime* r = runtime_pointer().load(std::memory_order_acquire)) r->mutex().lock();
+    error_handler_state().mutex.lock();
+}
+
+inline void fork_parent() noexcept {
+    error_handler_state().mutex.unlock();
+    if (runtime* r = runtime_pointer().load(std::memory_order_acquire)) r->mutex().unlock();
+    runtime_init_mutex().unlock();
+}
+
+// The child has one thread (this one). The parent's runtime stays behind,
+// locked and untouched; a new one is made when the child starts a session.
+inline void fork_child() noexcept {
+    error_handler_state().mutex.unlock();
+    if (runtime* old = runtime_pointer().load(std::memory_order_acquire)) {
+        pthread_setspecific(old->exit_key(), nullptr);
+    }
+    runtime_pointer().store(nullptr, std::memory_order_release);
+    g_hot.armed.store(0, std::memory_order_relaxed);
+    g_hot.active_slots.store(0, std::memory_order_relaxed);
+    g_hot.block_slots.store(0, std::memory_order_relaxed);
+    for (auto& k : g_hot.slot_kinds) k.store(0, std::memory_order_relaxed);
+    g_hot.epoch.fetch_add(1, std::memory_order_release);
+    thread_state& ts = t_state;
+    ts.owned_ring = nullptr;
+    if (ts.status == thread_has_ring) ts.status = thread_fresh;
+    runtime_init_mutex().unlock();
+}
+
+inline void at_exit() noexcept {
+    if (runtime* r = runtime_pointer().load(std::memory_order_acquire)) r->shutdown();
+}
+
+LOUPE_API inline std::atomic<bool>& process_hooks_installed() {
+    static std::atomic<bool> installed{false};
+    return installed;
+}
+
+// Called with runtime_init_mutex held. Once per process image (a forked
+// child inherits both registrations).
+inline void install_process_hooks() {
+    if (process_hooks_installed().exchange(true)) return;
+    pthread_atfork(&fork_prepare, &fork_parent, &fork_child);
+    std::atexit(&at_exit);
+}
+
+// ------------------------------------------------------------- slow paths
+
+inline void runtime::on_thread_exit(void* p) noexcept {
+    auto* r = static_cast<ring*>(p);
+    thread_state& ts = t_state;
+    ts.owned_ring = nullptr;
+    ts.status = thread_exiting;
+    r->retired.store(true, std::memory_order_release);
+    if (runtime* rtp = runtime_pointer().load(std::memory_order_acquire)) rtp->wake_collector();
+}
+
+template <int>
+LOUPE_NOINLINE std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) noexcept {
+    std::uint64_t epoch = g_hot.epoch.load(std::memory_order_acquire);
+    std::uint64_t by_kind[4] = {0, 0, 0, 0};
+    std::uint64_t active = g_hot.active_slots.load(std::memory_order_relaxed);
+    if (ts.status != thread_exiting && ts.status != thread_collector) {
+        while (active != 0) {
+            int slot = __builtin_ctzll(active);
+            active &= active - 1;
+            std::uint32_t k = g_hot.slot_kinds[slot].load(std::memory_order_relaxed);
+            for (unsigned kind_index = 1; kind_index < 4; ++kind_index) {
+                if (k & (1u << kind_index)) by_kind[kind_index] |= std::uint64_t{1} << slot;
+            }
+        }
+    }
+    std::memcpy(ts.sessions_by_kind, by_kind, sizeof by_kind);
+    ts.epoch = epoch;
+    return by_kind[static_cast<unsigned>(kind)];
+}
+
+template <int>
+LOUPE_NOINLINE void push_slow(const raw_record& r) noexcept {
+    thread_state& ts = t_state;
+    if (ts.owned_ring == nullptr) {
+        if (ts.status == thread_exiting || ts.status == thread_collector) {
+            rt().count_ringless(r.sessions);
+            return;
+        }
+        ring* fresh = rt().acquire_ring(ts);
+        if (!fresh) {
+            rt().count_ringless(r.sessions);
+            return;
+        }
+        if (fresh->try_push(r)) return;
+    }
+    ring* rg = ts.owned_ring;
+    if (r.sessions & g_hot.block_slots.load(std::memory_order_relaxed)) {
+        runtime& owner = rt();
+        for (unsigned spin = 0; owner.collector_running(); ++spin) {
+            if (rg->try_push(r)) return;
+            if (!(r.sessions & g_hot.block_slots.load(std::memory_order_relaxed))) break;
+            if (spin < 64) {
+                std::this_thread::yield();
+            } else {
+                if (spin == 64) owner.wake_collector();
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+            }
+        }
+    }
+    rg->count_dropped(r.sessions);
+}
+
+}  // namespace loupe::detail
+
+#include "loupe/detail/collector.hpp"

@@ -1,0 +1,65 @@
+// Per-thread state read by the hot path: the cached session masks and the
+// thread's ring. Trivially constructible and destructible, so a thread_local
+// access is a plain TLS load with no initialization guard; thread exit is
+// caught by a pthread key destructor registered when the thread gets a ring.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "loupe/detail/clock.hpp"
+#include "loupe/detail/hot_state.hpp"
+#include "loupe/detail/ring.hpp"
+#include "loupe/site.hpp"
+
+namespace loupe::detail {
+
+enum thread_status : std::uint8_t {
+    thread_fresh = 0,      ///< has never needed a ring
+    thread_has_ring = 1,
+    thread_exiting = 2,    ///< past its exit hook: records nothing more
+    thread_collector = 3,  ///< loupe's own collector: never records
+};
+
+inline constexpr std::size_t max_thread_name = 63;
+
+struct thread_state {
+    std::uint64_t epoch;  ///< hot_state::epoch the masks below were computed for
+    std::uint64_t sessions_by_kind[4];  ///< indexed by site_kind
+    ring* owned_ring;
+    std::uint8_t status;
+    char pending_name[max_thread_name + 1];  ///< name set before the thread had a ring
+};
+
+LOUPE_API inline thread_local thread_state t_state;
+
+// Slow paths, defined in runtime.hpp. Templates only to get vague linkage
+// with a separate declaration: GCC rejects `inline` plus `noinline` there.
+template <int = 0>
+LOUPE_NOINLINE std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) noexcept;
+template <int = 0>
+LOUPE_NOINLINE void push_slow(const raw_record& r) noexcept;
+
+/// The session slots that want events of `kind` from this thread (0: none).
+LOUPE_ALWAYS_INLINE std::uint64_t sessions_for(site_kind kind) noexcept {
+    thread_state& ts = t_state;
+    if (LOUPE_UNLIKELY(ts.epoch != g_hot.epoch.load(std::memory_order_relaxed))) {
+        return refresh_sessions(ts, kind);
+    }
+    return ts.sessions_by_kind[static_cast<unsigned>(kind)];
+}
+
+LOUPE_ALWAYS_INLINE std::uint64_t read_ticks() noexcept {
+    return LOUPE_LIKELY(g_hot.use_tsc.load(std::memory_order_relaxed)) ? tick_clock::rdtsc()
+                                                                       : steady_ns();
+}
+
+/// Appends one record to this thread's ring; never blocks unless a session
+/// with the `block` policy asked for it, never throws.
+LOUPE_ALWAYS_INLINE void push(const raw_record& r) noexcept {
+    ring* rg = t_state.owned_ring;
+    if (LOUPE_LIKELY(rg != nullptr) && LOUPE_LIKELY(rg->try_push(r))) return;
+    push_slow(r);
+}
+
+}  // namespace loupe::detail

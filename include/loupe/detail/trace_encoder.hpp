@@ -1,0 +1,214 @@
+// Turns sink records into the bytes of the .loupe format (docs/format.md):
+// interns strings, sites and threads per trace, writes each definition before
+// its first use, and packs consecutive events of one thread into one EVENTS
+// record with delta-encoded timestamps. Runs on the collector thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "loupe/detail/format.hpp"
+#include "loupe/error.hpp"
+#include "loupe/sink.hpp"
+
+namespace loupe::detail {
+
+class trace_encoder {
+public:
+    /// An EVENTS record is closed once its payload reaches this size, so
+    /// encoded bytes become writable at a steady pace.
+    static constexpr std::size_t max_batch_bytes = 16 * 1024;
+
+    /// Appends the encoding of `r`. Throws loupe::error for a second
+    /// session on one encoder (a trace file holds one session).
+    void encode(const record& r) {
+        switch (r.kind) {
+            case record_kind::session_begin: return begin(*r.session);
+            case record_kind::zone: return event(r, format::ev_zone);
+            case record_kind::instant: return event(r, format::ev_instant);
+            case record_kind::counter: return event(r, format::ev_counter);
+            case record_kind::dropped: return dropped(r);
+            case record_kind::session_end: return end(r);
+        }
+    }
+
+    /// Closes the open EVENTS record so that `bytes()` holds whole records.
+    void close_batch() {
+        if (batch_thread_ == 0) return;
+        out_.push_back(format::rec_events);
+        append_varint(out_, batch_.size());
+        out_.insert(out_.end(), batch_.begin(), batch_.end());
+        batch_.clear();
+        batch_thread_ = 0;
+    }
+
+    /// Encoded bytes not yet taken; the owner writes them out and clears.
+    std::vector<unsigned char>& bytes() noexcept { return out_; }
+    bool begun() const noexcept { return begun_; }
+    bool ended() const noexcept { return ended_; }
+
+private:
+    struct thread_entry {
+        std::uint32_t name_version = 0;
+        std::uint64_t base_ns = 0;  // time of this thread's previous event
+    };
+
+    static void append_varint(std::vector<unsigned char>& v, std::uint64_t x) {
+        unsigned char tmp[format::max_varint_bytes];
+        v.insert(v.end(), tmp, format::put_varint(tmp, x));
+    }
+
+    // Writes `kind, varint length, payload` where payload was built in scratch_.
+    void emit(format::record_kind kind) {
+        out_.push_back(kind);
+        append_varint(out_, scratch_.size());
+        out_.insert(out_.end(), scratch_.begin(), scratch_.end());
+        scratch_.clear();
+    }
+
+    void begin(const session_info& s) {
+        if (begun_) {
+            throw error("trace encoder: a .loupe file holds one session; session '" + std::string(s.name) +
+                        "' was given a file sink already used by another session");
+        }
+        begun_ = true;
+        start_ns_ = s.start_ns;
+        unsigned char header[format::header_size];
+        unsigned char* p = header;
+        for (unsigned char m : format::magic) *p++ = m;
+        p = format::put_u16(p, format::version_major);
+        p = format::put_u16(p, format::version_minor);
+        format::put_u32(p, 0);
+        out_.insert(out_.end(), header, header + format::header_size);
+        unsigned char fixed[16];
+        format::put_u64(format::put_u64(fixed, s.start_ns), s.wall_anchor_ns);
+        scratch_.insert(scratch_.end(), fixed, fixed + 16);
+        append_varint(scratch_, s.pid);
+        scratch_.push_back(static_cast<unsigned char>(s.clock));
+        append_varint(scratch_, s.name.size());
+        scratch_.insert(scratch_.end(), s.name.begin(), s.name.end());
+        emit(format::rec_session);
+    }
+
+    std::uint64_t string_id(std::string_view text) {
+        auto it = strings_.find(std::string(text));
+        if (it != strings_.end()) return it->second;
+        const std::uint64_t id = strings_.size() + 1;
+        strings_.emplace(std::string(text), id);
+        close_batch();
+        append_varint(scratch_, id);
+        append_varint(scratch_, text.size());
+        scratch_.insert(scratch_.end(), text.begin(), text.end());
+        emit(format::rec_string);
+        return id;
+    }
+
+    std::uint64_t site_id(const site* where) {
+        if (where == last_site_) return last_site_id_;
+        auto it = sites_.find(where);
+        std::uint64_t id;
+        if (it != sites_.end()) {
+            id = it->second;
+        } else {
+            id = sites_.size() + 1;
+            const std::uint64_t name = string_id(where->name);
+            const std::uint64_t file = string_id(where->file);
+            const std::uint64_t function = string_id(where->function);
+            sites_.emplace(where, id);
+            close_batch();
+            append_varint(scratch_, id);
+            scratch_.push_back(static_cast<unsigned char>(where->kind));
+            append_varint(scratch_, name);
+            append_varint(scratch_, file);
+            append_varint(scratch_, where->line);
+            append_varint(scratch_, function);
+            emit(format::rec_site);
+        }
+        last_site_ = where;
+        last_site_id_ = id;
+        return id;
+    }
+
+    // Defines (or renames) the thread when needed; returns its entry.
+    thread_entry& thread(const thread_info& t) {
+        auto [it, fresh] = threads_.try_emplace(t.id);
+        thread_entry& e = it->second;
+        if (fresh || e.name_version != t.name_version) {
+            if (fresh) e.base_ns = start_ns_;
+            e.name_version = t.name_version;
+            const std::uint64_t name = t.name.empty() ? 0 : string_id(t.name);
+            close_batch();
+            append_varint(scratch_, t.id);
+            append_varint(scratch_, t.os_tid);
+            append_varint(scratch_, name);
+            emit(format::rec_thread);
+        }
+        return e;
+    }
+
+    void event(const record& r, format::event_tag tag) {
+        thread_entry& t = (r.thread->id == batch_thread_ && !renamed(*r.thread)) ? *batch_entry_ : thread(*r.thread);
+        const std::uint64_t site = site_id(r.where);
+        if (batch_thread_ != r.thread->id) {
+            close_batch();
+            batch_thread_ = r.thread->id;
+            batch_entry_ = &t;
+            append_varint(batch_, r.thread->id);
+        }
+        unsigned char buf[1 + 3 * format::max_varint_bytes + 8];
+        unsigned char* p = buf;
+        *p++ = tag;
+        p = format::put_varint(p, site);
+        p = format::put_varint(p, format::zigzag(static_cast<std::int64_t>(r.begin_ns - t.base_ns)));
+        if (tag == format::ev_zone) p = format::put_varint(p, r.end_ns - r.begin_ns);
+        if (tag == format::ev_counter) p = format::put_f64(p, r.value);
+        batch_.insert(batch_.end(), buf, p);
+        t.base_ns = r.begin_ns;
+        ++events_written_;
+        if (batch_.size() >= max_batch_bytes) close_batch();
+    }
+
+    bool renamed(const thread_info& t) const noexcept { return batch_entry_->name_version != t.name_version; }
+
+    void dropped(const record& r) {
+        const std::uint64_t id = r.thread ? r.thread->id : 0;
+        if (r.thread) thread(*r.thread);
+        close_batch();
+        append_varint(scratch_, id);
+        append_varint(scratch_, r.count);
+        emit(format::rec_dropped);
+        events_dropped_ += r.count;
+    }
+
+    void end(const record& r) {
+        close_batch();
+        append_varint(scratch_, events_written_);
+        append_varint(scratch_, events_dropped_);
+        unsigned char fixed[8];
+        format::put_u64(fixed, r.end_ns);
+        scratch_.insert(scratch_.end(), fixed, fixed + 8);
+        emit(format::rec_end);
+        ended_ = true;
+    }
+
+    std::vector<unsigned char> out_;
+    std::vector<unsigned char> batch_;    // payload of the open EVENTS record
+    std::vector<unsigned char> scratch_;  // payload of the record being built
+    std::uint64_t batch_thread_ = 0;      // 0: no EVENTS record open
+    thread_entry* batch_entry_ = nullptr;
+    std::unordered_map<std::string, std::uint64_t> strings_;
+    std::unordered_map<const site*, std::uint64_t> sites_;
+    std::unordered_map<std::uint64_t, thread_entry> threads_;
+    const site* last_site_ = nullptr;
+    std::uint64_t last_site_id_ = 0;
+    std::uint64_t start_ns_ = 0;
+    std::uint64_t events_written_ = 0;
+    std::uint64_t events_dropped_ = 0;
+    bool begun_ = false;
+    bool ended_ = false;
+};
+
+}  // namespace loupe::detail

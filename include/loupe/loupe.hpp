@@ -1,0 +1,86 @@
+// loupe — instrumentation for application-server runtimes.
+//
+// Quick start:
+//
+//     #include <loupe/loupe.hpp>
+//
+//     void handle(Request& r) {
+//         LOUPE_ZONE("handle");            // recorded only while a session runs
+//         ...
+//     }
+//
+//     int main() {
+//         loupe::session_config cfg;
+//         cfg.sinks = {std::make_shared<loupe::sinks::file_sink>("run.loupe")};
+//         loupe::session s = loupe::start_session(cfg);
+//         serve();
+//         s.stop();                         // then: loupe stats run.loupe
+//     }
+//
+// Every macro below is a thin wrapper: it makes one static `loupe::site` per
+// call site (name, file, line, function) and a uniquely named local. With
+// LOUPE_ENABLED=0 each expands to nothing and its arguments are not evaluated.
+#pragma once
+
+#include "loupe/config.hpp"
+#include "loupe/error.hpp"
+#include "loupe/session.hpp"
+#include "loupe/sink.hpp"
+#include "loupe/sinks/callback_sink.hpp"
+#include "loupe/sinks/file_sink.hpp"
+#include "loupe/sinks/memory_sink.hpp"
+#include "loupe/sinks/null_sink.hpp"
+#include "loupe/site.hpp"
+#include "loupe/thread.hpp"
+#include "loupe/version.hpp"
+#include "loupe/zone.hpp"
+
+#if defined(__GNUC__) || defined(__clang__)
+#    define LOUPE_DETAIL_FUNCTION __PRETTY_FUNCTION__
+#else
+#    define LOUPE_DETAIL_FUNCTION __func__
+#endif
+
+#define LOUPE_DETAIL_SITE(var, name, kind) \
+    static constexpr ::loupe::site var { name, __FILE__, LOUPE_DETAIL_FUNCTION, __LINE__, ::loupe::site_kind::kind }
+
+#define LOUPE_DETAIL_ZONE(id, name)                                    \
+    LOUPE_DETAIL_SITE(LOUPE_DETAIL_CAT(id, _site), name, zone);        \
+    ::loupe::zone_scope LOUPE_DETAIL_CAT(id, _scope) { LOUPE_DETAIL_CAT(id, _site) }
+
+#if LOUPE_ENABLED
+
+/// Records the enclosing block as a zone named `name` (a string literal).
+#    define LOUPE_ZONE(name) LOUPE_DETAIL_ZONE(LOUPE_DETAIL_CAT(loupe_zone_, __COUNTER__), name)
+
+/// Records the enclosing function as a zone named after it.
+#    define LOUPE_FUNCTION() LOUPE_DETAIL_ZONE(LOUPE_DETAIL_CAT(loupe_zone_, __COUNTER__), __func__)
+
+/// Records a point in time named `name`.
+#    define LOUPE_INSTANT(name)                                                      \
+        do {                                                                         \
+            LOUPE_DETAIL_SITE(loupe_instant_site, name, instant);                   \
+            ::loupe::instant(loupe_instant_site);                                    \
+        } while (0)
+
+/// Records `value` (converted to double) of the counter `name`. `value` is
+/// evaluated only when a session records counters from this thread.
+#    define LOUPE_COUNTER(name, value)                                                        \
+        do {                                                                                  \
+            LOUPE_DETAIL_SITE(loupe_counter_site, name, counter);                             \
+            if (LOUPE_UNLIKELY(::loupe::detail::armed() & ::loupe::kinds::counters))          \
+                ::loupe::counter(loupe_counter_site, static_cast<double>(value));             \
+        } while (0)
+
+/// Names the calling thread in traces (see loupe::set_thread_name).
+#    define LOUPE_THREAD_NAME(name) ::loupe::set_thread_name(name)
+
+#else
+
+#    define LOUPE_ZONE(name) static_cast<void>(0)
+#    define LOUPE_FUNCTION() static_cast<void>(0)
+#    define LOUPE_INSTANT(name) static_cast<void>(0)
+#    define LOUPE_COUNTER(name, value) static_cast<void>(0)
+#    define LOUPE_THREAD_NAME(name) static_cast<void>(0)
+
+#endif

@@ -1,0 +1,54 @@
+// What a session records, where it sends it, and what happens when a thread
+// produces faster than the collector drains.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loupe/sink.hpp"
+#include "loupe/site.hpp"
+
+namespace loupe {
+
+/// What a thread does when its ring is full.
+enum class overflow_policy : std::uint8_t {
+    /// Drop the event and count it; the count reaches the trace as a
+    /// `dropped` record. The host never waits. The default.
+    drop,
+    /// Wait until the collector has made room (yield, then short sleeps).
+    /// Nothing is lost while the collector runs; if it has stopped (process
+    /// exit, after fork) the event is dropped and counted instead.
+    block,
+};
+
+/// Configuration of one profiling session. Plain data: fill it, then pass it
+/// to `loupe::start_session`.
+struct session_config {
+    /// Shown in traces and error messages.
+    std::string name = "loupe";
+    /// Event kinds to record: an OR of `loupe::kinds::zones`, `instants`,
+    /// `counters` (default: all).
+    std::uint32_t kinds = loupe::kinds::all;
+    /// Where records go; at least one. A sink may be shared by sessions.
+    std::vector<std::shared_ptr<sink>> sinks;
+    /// Per-thread ring size in bytes (32 bytes per event, rounded down to a
+    /// power of two, at least 256 B). Applies to threads that get their ring
+    /// while this session is active; the largest value among active sessions
+    /// wins. A thread keeps its ring until it exits. Default 1 MiB.
+    std::size_t ring_bytes = std::size_t{1} << 20;
+    /// What a full ring does with events for this session.
+    overflow_policy overflow = overflow_policy::drop;
+};
+
+/// Counts of one session. For every session:
+/// events sent to it = `delivered` + `dropped`, exactly.
+struct session_stats {
+    std::uint64_t delivered = 0;  ///< events routed to the session's sinks
+    std::uint64_t dropped = 0;    ///< events lost to full rings (also in the trace)
+    std::uint64_t sink_failures = 0;        ///< sinks that failed (each reported once)
+    std::uint64_t records_undelivered = 0;  ///< records a failed sink did not receive
+};
+
+}  // namespace loupe

@@ -1,0 +1,86 @@
+// The sink interface: where a session sends what it recorded.
+//
+// A sink receives one `record` view at a time, from the collector thread only,
+// never concurrently for one sink (so a sink needs no lock of its own unless
+// another thread reads what it stores). Records arrive in this order:
+// `session_begin`, then events, drop counts and thread renames as they are
+// drained, then `session_end`, followed by `flush()` and `close()`.
+//
+// Pointers in a record are valid only during the `write` call; copy what you
+// keep. `site` pointers are the exception: they point at static call-site
+// metadata and stay valid while the program runs.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "loupe/site.hpp"
+
+namespace loupe {
+
+/// Where timestamps come from (all are nanoseconds on one monotonic clock).
+enum class clock_source : std::uint8_t { tsc = 0, steady_clock = 1 };
+
+/// A session as its sinks see it.
+struct session_info {
+    std::string_view name;
+    std::uint64_t start_ns = 0;        ///< loupe monotonic clock at start
+    std::uint64_t wall_anchor_ns = 0;  ///< CLOCK_REALTIME (ns since 1970) read at start_ns
+    std::uint32_t pid = 0;
+    clock_source clock = clock_source::steady_clock;
+};
+
+/// A thread as its sinks see it. A rename shows as a new `name_version` on the
+/// thread's next record; sinks that keep thread tables compare it.
+struct thread_info {
+    std::uint64_t id = 0;      ///< loupe thread id, unique for the process lifetime (≥ 1)
+    std::uint64_t os_tid = 0;  ///< kernel thread id (gettid) where available
+    std::string_view name;     ///< current name, may be empty
+    std::uint32_t name_version = 0;  ///< bumps on every rename
+};
+
+enum class record_kind : std::uint8_t {
+    session_begin,  ///< first record of a session
+    zone,           ///< `where`, `thread`, `begin_ns`..`end_ns`
+    instant,        ///< `where`, `thread`, `begin_ns` (= `end_ns`)
+    counter,        ///< `where`, `thread`, `begin_ns`, `value`
+    dropped,        ///< `thread` (null: threads without a ring), `count` events lost
+    session_end,    ///< `end_ns` = stop time, `count` = events delivered, `dropped_total`
+};
+
+/// One record, as a view. Fields that a kind does not use are zero.
+struct record {
+    record_kind kind = record_kind::zone;
+    const session_info* session = nullptr;  ///< always set
+    const thread_info* thread = nullptr;
+    const site* where = nullptr;
+    std::uint64_t begin_ns = 0;
+    std::uint64_t end_ns = 0;
+    double value = 0.0;
+    std::uint64_t count = 0;
+    std::uint64_t dropped_total = 0;
+};
+
+/// Base class of every sink.
+///
+/// Thread-safety: loupe calls `write`, `flush` and `close` from its collector
+/// thread only, one call at a time per sink. A sink shared by two sessions is
+/// still called from that one thread.
+///
+/// Failure: a sink reports a failure by throwing (any exception). loupe catches
+/// it, reports it once through the error handler, stops calling the sink for
+/// that session and counts the records it could not deliver
+/// (`session_stats::sink_failures`, `records_undelivered`). A failure never
+/// reaches a host thread.
+class sink {
+public:
+    virtual ~sink() = default;
+    /// Consumes one record. Must not call back into loupe's session API.
+    virtual void write(const record& r) = 0;
+    /// Pushes buffered data to its destination.
+    virtual void flush() = 0;
+    /// Flushes and releases the destination. Idempotent: later calls do nothing.
+    virtual void close() = 0;
+};
+
+}  // namespace loupe

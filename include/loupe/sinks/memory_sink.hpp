@@ -1,0 +1,85 @@
+// A sink that keeps owned copies of every record in memory: for tests, and for
+// hosts that want to inspect a short session without a file.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "loupe/sink.hpp"
+
+namespace loupe::sinks {
+
+/// One record, copied.
+struct memory_event {
+    record_kind kind = record_kind::zone;
+    std::string session;        ///< session name
+    const site* where = nullptr;
+    std::string name;           ///< site name ("" for non-site records)
+    std::uint64_t thread_id = 0;
+    std::uint64_t os_tid = 0;
+    std::string thread_name;
+    std::uint64_t begin_ns = 0;
+    std::uint64_t end_ns = 0;
+    double value = 0.0;
+    std::uint64_t count = 0;
+    std::uint64_t dropped_total = 0;
+};
+
+/// Stores every record. Memory grows with the session: for bounded use, stop
+/// the session or call `take()` now and then.
+/// Thread-safety: loupe writes from its collector thread; `events`, `take`,
+/// `closed` may be called from any thread at any time.
+class memory_sink final : public sink {
+public:
+    void write(const record& r) override {
+        memory_event e;
+        e.kind = r.kind;
+        e.session = std::string(r.session ? r.session->name : std::string_view{});
+        e.where = r.where;
+        if (r.where) e.name = r.where->name;
+        if (r.thread) {
+            e.thread_id = r.thread->id;
+            e.os_tid = r.thread->os_tid;
+            e.thread_name = std::string(r.thread->name);
+        }
+        e.begin_ns = r.begin_ns;
+        e.end_ns = r.end_ns;
+        e.value = r.value;
+        e.count = r.count;
+        e.dropped_total = r.dropped_total;
+        std::lock_guard<std::mutex> lock(mutex_);
+        events_.push_back(std::move(e));
+    }
+    void flush() override {}
+    void close() override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        closed_ = true;
+    }
+
+    /// A copy of everything received so far, in arrival order.
+    std::vector<memory_event> events() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return events_;
+    }
+    /// Everything received so far; the sink forgets it.
+    std::vector<memory_event> take() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::vector<memory_event> out;
+        out.swap(events_);
+        return out;
+    }
+    /// True once the session that used the sink has stopped.
+    bool closed() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return closed_;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::vector<memory_event> events_;
+    bool closed_ = false;
+};
+
+}  // namespace loupe::sinks

@@ -1,0 +1,16 @@
+// A sink that discards everything (for measuring loupe itself).
+#pragma once
+
+#include "loupe/sink.hpp"
+
+namespace loupe::sinks {
+
+/// Discards records. Cost: one virtual call per record on the collector.
+class null_sink final : public sink {
+public:
+    void write(const record&) override {}
+    void flush() override {}
+    void close() override {}
+};
+
+}  // namespace loupe::sinks

@@ -1,0 +1,38 @@
+// Static per-call-site metadata: what a record points at instead of copying
+// names. One `site` per macro call site, constant-initialized, so a record
+// carries one pointer and the name is interned once per session.
+#pragma once
+
+#include <cstdint>
+
+namespace loupe {
+
+/// What kind of event a call site produces. Also the bit that the global
+/// "armed" mask and a session's `kinds` use (see `event_kinds`).
+enum class site_kind : std::uint8_t { zone = 1, instant = 2, counter = 3 };
+
+/// Bit masks of event kinds, for `session_config::kinds`.
+namespace kinds {
+inline constexpr std::uint32_t zones = 1u << static_cast<unsigned>(site_kind::zone);
+inline constexpr std::uint32_t instants = 1u << static_cast<unsigned>(site_kind::instant);
+inline constexpr std::uint32_t counters = 1u << static_cast<unsigned>(site_kind::counter);
+inline constexpr std::uint32_t all = zones | instants | counters;
+}  // namespace kinds
+
+/// The `kinds` bit of one site kind.
+constexpr std::uint32_t kind_bit(site_kind k) noexcept { return 1u << static_cast<unsigned>(k); }
+
+/// Metadata of one call site. Must outlive every session that records from it:
+/// the macros make it a function-local `static constexpr`. Building one by hand
+/// (the non-macro API) needs static storage duration too.
+///
+/// Thread-safety: immutable; safe to share.
+struct site {
+    const char* name;      ///< zone/instant/counter name, UTF-8, never null
+    const char* file;      ///< source file, or "" when unknown
+    const char* function;  ///< enclosing function, or "" when unknown
+    std::uint32_t line;    ///< source line, 0 when unknown
+    site_kind kind;
+};
+
+}  // namespace loupe

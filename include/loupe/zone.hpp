@@ -1,0 +1,90 @@
+// Zones, instants and counters: the hot path.
+//
+// Cost (measured in bench/, see README "Overhead"):
+// - nothing recording: one relaxed load of a global word and a branch
+//   predicted not taken; no TLS access, no call.
+// - recording: two timestamp reads and one 32-byte store into the calling
+//   thread's own ring; no lock, no allocation, no system call.
+//
+// The macros in loupe.hpp are the usual way in; these classes are the
+// macro-free equivalents. Unlike the macros, calls to them are not removed
+// by LOUPE_ENABLED=0 and their arguments are always evaluated.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "loupe/detail/runtime.hpp"
+#include "loupe/detail/thread_state.hpp"
+#include "loupe/site.hpp"
+
+namespace loupe {
+
+namespace detail {
+LOUPE_ALWAYS_INLINE std::uint32_t armed() noexcept {
+    return g_hot.armed.load(std::memory_order_relaxed);
+}
+}  // namespace detail
+
+/// RAII zone: records [construction, destruction) on the calling thread for
+/// every session that records zones from it when the zone begins. A zone that
+/// began recorded ends recorded, even if a session stops in between.
+///
+/// `where` must have static storage duration (see `site`).
+/// Thread-safety: create and destroy on one thread (a zone cannot migrate).
+/// Exceptions: none; nested zones unwind in order during stack unwinding.
+///
+///     static constexpr loupe::site s{"parse", __FILE__, __func__, __LINE__, loupe::site_kind::zone};
+///     loupe::zone_scope z(s);
+class zone_scope {
+public:
+    LOUPE_ALWAYS_INLINE explicit zone_scope(const site& where) noexcept : where_(&where) {
+        if (LOUPE_UNLIKELY(detail::armed() & kinds::zones)) {
+            sessions_ = detail::sessions_for(site_kind::zone);
+            if (sessions_ != 0) t0_ = detail::read_ticks();
+        }
+    }
+    LOUPE_ALWAYS_INLINE ~zone_scope() {
+        if (LOUPE_UNLIKELY(sessions_ != 0)) {
+            const std::uint64_t t1 = detail::read_ticks();
+            detail::push(detail::raw_record{where_, t0_, t1, sessions_});
+        }
+    }
+    zone_scope(const zone_scope&) = delete;
+    zone_scope& operator=(const zone_scope&) = delete;
+    zone_scope(zone_scope&&) = delete;
+    zone_scope& operator=(zone_scope&&) = delete;
+    static void* operator new(std::size_t) = delete;  // a zone lives on the stack
+
+    /// True when this zone is being recorded by at least one session.
+    bool recording() const noexcept { return sessions_ != 0; }
+
+private:
+    const site* where_;
+    std::uint64_t sessions_ = 0;
+    std::uint64_t t0_ = 0;
+};
+
+/// Records a point in time at `where` (a site of kind `instant`).
+/// Cost and thread-safety as `zone_scope`; any thread.
+LOUPE_ALWAYS_INLINE void instant(const site& where) noexcept {
+    if (LOUPE_UNLIKELY(detail::armed() & kinds::instants)) {
+        const std::uint64_t sessions = detail::sessions_for(site_kind::instant);
+        if (sessions != 0) detail::push(detail::raw_record{&where, detail::read_ticks(), 0, sessions});
+    }
+}
+
+/// Records `value` of the counter at `where` (a site of kind `counter`).
+/// Cost and thread-safety as `zone_scope`; any thread.
+LOUPE_ALWAYS_INLINE void counter(const site& where, double value) noexcept {
+    if (LOUPE_UNLIKELY(detail::armed() & kinds::counters)) {
+        const std::uint64_t sessions = detail::sessions_for(site_kind::counter);
+        if (sessions != 0) {
+            std::uint64_t bits;
+            std::memcpy(&bits, &value, sizeof bits);
+            detail::push(detail::raw_record{&where, detail::read_ticks(), bits, sessions});
+        }
+    }
+}
+
+}  // namespace loupe
