@@ -70,16 +70,22 @@ inline void runtime::collector_main() noexcept {
         // Work without the lock: hosts can acquire rings and start sessions.
         for (auto& s : starting) begin_session(*s);
         std::size_t moved = 0;
+        bool complete = true;  // every ring drained to its head in this pass
         retired.clear();
         for (ring* r : rings) {
             // A retired ring's last push happened before `retired` was set,
             // so draining after reading the flag empties it for good.
             const bool was_retired = r->retired.load(std::memory_order_acquire);
-            moved += drain_ring(*r, live, live_mask);
+            const drain_result d = drain_ring(*r, live, live_mask);
+            moved += d.consumed;
+            complete = complete && d.complete;
             for (std::uint64_t m = live_mask; m != 0; m &= m - 1) report_drops(r, *live[__builtin_ctzll(m)]);
-            if (was_retired) retired.push_back(r);
+            if (was_retired && d.complete) retired.push_back(r);
         }
         for (std::uint64_t m = live_mask; m != 0; m &= m - 1) report_ringless_drops(*live[__builtin_ctzll(m)]);
+        // A session ends only after a pass that emptied every ring; otherwise
+        // it stays `stopping` and the next pass (with a fresh snapshot) ends it.
+        if (!complete) finishing.clear();
         for (auto& s : finishing) finish_session(*s, rings);
         if (steady_clock::now() - last_flush > seconds(1)) {
             last_flush = steady_clock::now();
@@ -93,6 +99,7 @@ inline void runtime::collector_main() noexcept {
         for (auto& s : finishing) {
             s->phase = session_phase::stopped;
             slots_[s->slot].reset();
+            occupied_slots_.fetch_and(~(std::uint64_t{1} << s->slot), std::memory_order_release);
         }
         for (ring* r : retired) {
             live_rings_.erase(std::find(live_rings_.begin(), live_rings_.end(), r));
@@ -113,7 +120,7 @@ inline void runtime::collector_main() noexcept {
             collector_running_.store(false, std::memory_order_release);
             return;
         }
-        if (moved == 0 && !wake_) {
+        if (moved == 0 && complete && !wake_) {
             if (live_mask != 0) {
                 wake_cv_.wait_for(lock, milliseconds(1), [this] { return wake_; });
             } else {
@@ -123,8 +130,8 @@ inline void runtime::collector_main() noexcept {
     }
 }
 
-inline std::size_t runtime::drain_ring(ring& r, const std::shared_ptr<session_state>* live,
-                                       std::uint64_t live_mask) noexcept {
+inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<session_state>* live,
+                                                 std::uint64_t live_mask) noexcept {
     const std::uint32_t version = r.name_version();
     if (version != r.collector_name_version) {
         try {
@@ -136,9 +143,18 @@ inline std::size_t runtime::drain_ring(ring& r, const std::shared_ptr<session_st
     const thread_info thread = collector_detail::describe(r);
     record rec;
     rec.thread = &thread;
-    return r.drain([&](const raw_record& raw) {
+    drain_result result;
+    result.consumed = r.drain([&](const raw_record& raw) {
+        // A session that started after this pass took its snapshot (it may
+        // even be stopping already): leave the record for the next pass, which
+        // will know the session. Bits of free slots are stale: ignored.
+        const std::uint64_t unknown = raw.sessions & ~live_mask;
+        if (unknown != 0 && (unknown & occupied_slots_.load(std::memory_order_acquire)) != 0) {
+            result.complete = false;
+            return false;
+        }
         std::uint64_t targets = raw.sessions & live_mask;
-        if (targets == 0) return;
+        if (targets == 0) return true;
         rec.where = raw.where;
         switch (raw.where->kind) {
             case site_kind::zone:
@@ -167,7 +183,9 @@ inline std::size_t runtime::drain_ring(ring& r, const std::shared_ptr<session_st
             collector_detail::bump(s.delivered, 1);
             s.send(rec);
         }
+        return true;
     });
+    return result;
 }
 
 inline void runtime::report_drops(ring* r, session_state& s) noexcept {

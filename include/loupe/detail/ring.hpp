@@ -71,15 +71,18 @@ public:
         }
     }
 
-    /// Consumer (collector) only: calls `f(record)` for everything pushed so
-    /// far, then frees the space. Returns how many records it consumed.
+    /// Consumer (collector) only: calls `f(record)` for each record pushed so
+    /// far, in order, and frees the space of those it consumed. `f` returns
+    /// false to leave that record (and all after it) in the ring for a later
+    /// call. Returns how many records were consumed.
     template <class F>
     std::size_t drain(F&& f) {
-        std::uint64_t t = tail_.load(std::memory_order_relaxed);
-        std::uint64_t h = head_.load(std::memory_order_acquire);
-        for (std::uint64_t i = t; i != h; ++i) f(slots_[i & mask_]);
-        tail_.store(h, std::memory_order_release);
-        return static_cast<std::size_t>(h - t);
+        const std::uint64_t t = tail_.load(std::memory_order_relaxed);
+        const std::uint64_t h = head_.load(std::memory_order_acquire);
+        std::uint64_t i = t;
+        while (i != h && f(slots_[i & mask_])) ++i;
+        tail_.store(i, std::memory_order_release);
+        return static_cast<std::size_t>(i - t);
     }
 
     bool empty() const noexcept {

@@ -122,6 +122,7 @@ public:
         for (ring* r : live_rings_) r->seen_dropped[slot] = r->dropped(slot);
         ringless_seen_[slot] = ringless_dropped_[slot].load(std::memory_order_relaxed);
         slots_[slot] = s;
+        occupied_slots_.fetch_or(std::uint64_t{1} << slot, std::memory_order_release);
         publish_locked();
         lock.unlock();
         wake_collector();
@@ -308,7 +309,11 @@ private:
     // ------------------------------------------------------------ collector
 
     void collector_main() noexcept;
-    std::size_t drain_ring(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask) noexcept;
+    struct drain_result {
+        std::size_t consumed = 0;
+        bool complete = true;  ///< false: stopped at a record of a session newer than the snapshot
+    };
+    drain_result drain_ring(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask) noexcept;
     void report_drops(ring* r, session_state& s) noexcept;
     void report_ringless_drops(session_state& s) noexcept;
     void begin_session(session_state& s) noexcept;
@@ -331,6 +336,9 @@ private:
     std::thread collector_;
     std::atomic<bool> collector_running_{false};
 
+    /// Slots holding a session in any phase until the collector finished it
+    /// (written under mutex_, read by the collector without it).
+    std::atomic<std::uint64_t> occupied_slots_{0};
     std::atomic<std::uint64_t> ringless_dropped_[max_sessions] = {};
     std::uint64_t ringless_seen_[max_sessions] = {};  // collector only
 };
