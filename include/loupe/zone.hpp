@@ -47,7 +47,7 @@ public:
     LOUPE_ALWAYS_INLINE ~zone_scope() {
         if (LOUPE_UNLIKELY(sessions_ != 0)) {
             const std::uint64_t t1 = detail::read_ticks();
-            detail::push(detail::raw_record{where_, t0_, t1, sessions_});
+            detail::push(where_, t0_, t1, sessions_);
         }
     }
     zone_scope(const zone_scope&) = delete;
@@ -70,7 +70,7 @@ private:
 LOUPE_ALWAYS_INLINE void instant(const site& where) noexcept {
     if (LOUPE_UNLIKELY(detail::armed() & kinds::instants)) {
         const std::uint64_t sessions = detail::sessions_for(site_kind::instant);
-        if (sessions != 0) detail::push(detail::raw_record{&where, detail::read_ticks(), 0, sessions});
+        if (sessions != 0) detail::push(&where, detail::read_ticks(), 0, sessions);
     }
 }
 
@@ -82,7 +82,7 @@ LOUPE_ALWAYS_INLINE void counter(const site& where, double value) noexcept {
         if (sessions != 0) {
             std::uint64_t bits;
             std::memcpy(&bits, &value, sizeof bits);
-            detail::push(detail::raw_record{&where, detail::read_ticks(), bits, sessions});
+            detail::push(&where, detail::read_ticks(), bits, sessions);
         }
     }
 }

@@ -49,14 +49,19 @@ public:
     std::size_t capacity() const noexcept { return capacity_; }
     std::size_t bytes() const noexcept { return capacity_ * sizeof(raw_record); }
 
-    /// Producer (owning thread) only. False when full.
-    bool try_push(const raw_record& r) noexcept {
+    /// Producer (owning thread) only. False when full. Takes the fields as
+    /// scalars so callers keep them in registers and store them once, here.
+    bool try_push(const site* where, std::uint64_t t0, std::uint64_t t1, std::uint64_t sessions) noexcept {
         std::uint64_t h = head_.load(std::memory_order_relaxed);
         if (LOUPE_UNLIKELY(h - cached_tail_ >= capacity_)) {
             cached_tail_ = tail_.load(std::memory_order_acquire);
             if (h - cached_tail_ >= capacity_) return false;
         }
-        slots_[h & mask_] = r;
+        raw_record& slot = slots_[h & mask_];
+        slot.where = where;
+        slot.t0 = t0;
+        slot.t1 = t1;
+        slot.sessions = sessions;
         head_.store(h + 1, std::memory_order_release);
         return true;
     }

@@ -453,26 +453,26 @@ LOUPE_NOINLINE std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) 
 }
 
 template <int>
-LOUPE_NOINLINE void push_slow(const raw_record& r) noexcept {
+LOUPE_NOINLINE void push_slow(const site* where, std::uint64_t t0, std::uint64_t t1, std::uint64_t sessions) noexcept {
     thread_state& ts = t_state;
     if (ts.owned_ring == nullptr) {
         if (ts.status == thread_exiting || ts.status == thread_collector) {
-            rt().count_ringless(r.sessions);
+            rt().count_ringless(sessions);
             return;
         }
         ring* fresh = rt().acquire_ring(ts);
         if (!fresh) {
-            rt().count_ringless(r.sessions);
+            rt().count_ringless(sessions);
             return;
         }
-        if (fresh->try_push(r)) return;
+        if (fresh->try_push(where, t0, t1, sessions)) return;
     }
     ring* rg = ts.owned_ring;
-    if (r.sessions & g_hot.block_slots.load(std::memory_order_relaxed)) {
+    if (sessions & g_hot.block_slots.load(std::memory_order_relaxed)) {
         runtime& owner = rt();
         for (unsigned spin = 0; owner.collector_running(); ++spin) {
-            if (rg->try_push(r)) return;
-            if (!(r.sessions & g_hot.block_slots.load(std::memory_order_relaxed))) break;
+            if (rg->try_push(where, t0, t1, sessions)) return;
+            if (!(sessions & g_hot.block_slots.load(std::memory_order_relaxed))) break;
             if (spin < 64) {
                 std::this_thread::yield();
             } else {
@@ -481,7 +481,7 @@ LOUPE_NOINLINE void push_slow(const raw_record& r) noexcept {
             }
         }
     }
-    rg->count_dropped(r.sessions);
+    rg->count_dropped(sessions);
 }
 
 }  // namespace loupe::detail

@@ -38,7 +38,7 @@ LOUPE_API inline thread_local thread_state t_state;
 template <int = 0>
 LOUPE_NOINLINE std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) noexcept;
 template <int = 0>
-LOUPE_NOINLINE void push_slow(const raw_record& r) noexcept;
+LOUPE_NOINLINE void push_slow(const site* where, std::uint64_t t0, std::uint64_t t1, std::uint64_t sessions) noexcept;
 
 /// The session slots that want events of `kind` from this thread (0: none).
 LOUPE_ALWAYS_INLINE std::uint64_t sessions_for(site_kind kind) noexcept {
@@ -56,10 +56,10 @@ LOUPE_ALWAYS_INLINE std::uint64_t read_ticks() noexcept {
 
 /// Appends one record to this thread's ring; never blocks unless a session
 /// with the `block` policy asked for it, never throws.
-LOUPE_ALWAYS_INLINE void push(const raw_record& r) noexcept {
+LOUPE_ALWAYS_INLINE void push(const site* where, std::uint64_t t0, std::uint64_t t1, std::uint64_t sessions) noexcept {
     ring* rg = t_state.owned_ring;
-    if (LOUPE_LIKELY(rg != nullptr) && LOUPE_LIKELY(rg->try_push(r))) return;
-    push_slow(r);
+    if (LOUPE_LIKELY(rg != nullptr) && LOUPE_LIKELY(rg->try_push(where, t0, t1, sessions))) return;
+    push_slow(where, t0, t1, sessions);
 }
 
 }  // namespace loupe::detail

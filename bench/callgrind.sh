@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Instruction counts per iteration of the hot paths, from callgrind.
+# usage: bench/callgrind.sh path/to/loupe_bench_instructions
+set -euo pipefail
+exe=${1:?usage: bench/callgrind.sh path/to/loupe_bench_instructions}
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" "$exe" >"$out/stdout" 2>"$out/stderr" || {
+    cat "$out/stderr" >&2
+    exit 1
+}
+iterations=$(sed -n 's/^iterations \([0-9]*\),.*/\1/p' "$out/stdout")
+callgrind_annotate --inclusive=yes "$out/cg.out" 2>/dev/null |
+    awk -v n="$iterations" '
+        /case_[a-z_]+\(\)/ {
+            gsub(",", "", $1)
+            match($0, /case_[a-z_]+/)
+            name = substr($0, RSTART + 5, RLENGTH - 5)
+            ir[name] = $1 / n
+        }
+        END {
+            printf "%-28s %10s %12s\n", "case", "Ir/iter", "minus empty"
+            split("empty zone_idle floor_two_tsc_ring_write zone_recorded", order, " ")
+            for (i = 1; i <= 4; i++) {
+                c = order[i]
+                printf "%-28s %10.2f %12.2f\n", c, ir[c], ir[c] - ir["empty"]
+            }
+        }'

@@ -1,0 +1,65 @@
+// loupe_bench_instructions: runs each hot-path case for exactly N iterations
+// in its own non-inlined function, so `valgrind --tool=callgrind` gives exact
+// instruction counts per iteration (bench/callgrind.sh does the arithmetic).
+// Run natively it only checks that every case works.
+#include <loupe/loupe.hpp>
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace {
+
+constexpr long iterations = 1000000;
+
+#define LOUPE_BENCH_CASE __attribute__((noinline)) void
+
+LOUPE_BENCH_CASE case_empty() {
+    for (long i = 0; i < iterations; ++i) asm volatile("" ::: "memory");
+}
+
+LOUPE_BENCH_CASE case_zone_idle() {
+    for (long i = 0; i < iterations; ++i) {
+        LOUPE_ZONE("idle");
+        asm volatile("" ::: "memory");
+    }
+}
+
+LOUPE_BENCH_CASE case_floor_two_tsc_ring_write() {
+    static constexpr loupe::site where{"floor", "", "", 0, loupe::site_kind::zone};
+    static thread_local loupe::detail::raw_record ring[4096];
+    for (long i = 0; i < iterations; ++i) {
+        const std::uint64_t t0 = loupe::detail::tick_clock::rdtsc();
+        const std::uint64_t t1 = loupe::detail::tick_clock::rdtsc();
+        loupe::detail::raw_record* slot = &ring[i & 4095];
+        *slot = loupe::detail::raw_record{&where, t0, t1, 1};
+        asm volatile("" : : "r"(slot) : "memory");  // the store is observable
+    }
+}
+
+LOUPE_BENCH_CASE case_zone_recorded() {
+    for (long i = 0; i < iterations; ++i) {
+        LOUPE_ZONE("recorded");
+        asm volatile("" ::: "memory");
+    }
+}
+
+}  // namespace
+
+int main() {
+    case_empty();
+    case_zone_idle();
+    case_floor_two_tsc_ring_write();
+    loupe::session_config cfg;
+    cfg.name = "instructions";
+    cfg.sinks = {std::make_shared<loupe::sinks::null_sink>()};
+    // A ring that holds every iteration, and block: each iteration takes the
+    // plain recording path, never the drop or wait path.
+    cfg.overflow = loupe::overflow_policy::block;
+    cfg.ring_bytes = std::size_t{64} << 20;  // room for every iteration: no waiting either
+    auto session = loupe::start_session(cfg);
+    case_zone_recorded();
+    const auto stats = session.stop();
+    std::printf("iterations %ld, recorded %llu, dropped %llu\n", iterations,
+                static_cast<unsigned long long>(stats.delivered), static_cast<unsigned long long>(stats.dropped));
+    return stats.delivered == static_cast<unsigned long long>(iterations) ? 0 : 1;
+}

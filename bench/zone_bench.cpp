@@ -1,0 +1,75 @@
+// Cost of a zone, an instant and a counter: idle (compiled in, no session)
+// and recorded, each next to the floor it should be compared with.
+#include <benchmark/benchmark.h>
+
+#include "bench_support.hpp"
+
+namespace {
+
+void BM_Empty(benchmark::State& state) {
+    for (auto _ : state) {
+        benchmark::ClobberMemory();
+    }
+}
+BENCHMARK(BM_Empty);
+BENCHMARK(BM_Empty)->Threads(2);
+
+// The physical floor of a recorded zone: two TSC reads and one 32-byte store
+// into a thread-local ring, with nothing else.
+void BM_Floor_TwoTscRingWrite(benchmark::State& state) {
+    static constexpr loupe::site where{"floor", "", "", 0, loupe::site_kind::zone};
+    thread_local loupe::detail::raw_record ring[4096];
+    std::size_t i = 0;
+    for (auto _ : state) {
+        const std::uint64_t t0 = loupe::detail::tick_clock::rdtsc();
+        const std::uint64_t t1 = loupe::detail::tick_clock::rdtsc();
+        loupe::detail::raw_record* slot = &ring[i++ & 4095];
+        *slot = loupe::detail::raw_record{&where, t0, t1, 1};
+        benchmark::DoNotOptimize(slot);  // the store is observable
+        benchmark::ClobberMemory();
+    }
+}
+BENCHMARK(BM_Floor_TwoTscRingWrite);
+BENCHMARK(BM_Floor_TwoTscRingWrite)->Threads(2);
+
+void BM_Zone_Idle(benchmark::State& state) {
+    for (auto _ : state) {
+        LOUPE_ZONE("idle");
+        benchmark::ClobberMemory();
+    }
+}
+BENCHMARK(BM_Zone_Idle);
+BENCHMARK(BM_Zone_Idle)->Threads(2);
+
+void BM_Zone_Recorded(benchmark::State& state) {
+    loupe_bench::discarding_session session(state);
+    for (auto _ : state) {
+        LOUPE_ZONE("recorded");
+        benchmark::ClobberMemory();
+    }
+}
+BENCHMARK(BM_Zone_Recorded);
+BENCHMARK(BM_Zone_Recorded)->Threads(2);
+
+void BM_Instant_Recorded(benchmark::State& state) {
+    loupe_bench::discarding_session session(state);
+    for (auto _ : state) {
+        LOUPE_INSTANT("instant");
+        benchmark::ClobberMemory();
+    }
+}
+BENCHMARK(BM_Instant_Recorded);
+BENCHMARK(BM_Instant_Recorded)->Threads(2);
+
+void BM_Counter_Recorded(benchmark::State& state) {
+    loupe_bench::discarding_session session(state);
+    std::int64_t value = 0;
+    for (auto _ : state) {
+        LOUPE_COUNTER("counter", ++value);
+        benchmark::ClobberMemory();
+    }
+}
+BENCHMARK(BM_Counter_Recorded);
+BENCHMARK(BM_Counter_Recorded)->Threads(2);
+
+}  // namespace
