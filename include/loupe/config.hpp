@@ -14,6 +14,9 @@
 #ifndef LOUPE_ENABLED
 #    define LOUPE_ENABLED 1
 #endif
+#if LOUPE_ENABLED != 0 && LOUPE_ENABLED != 1
+#    error "LOUPE_ENABLED must be 0 or 1"
+#endif
 
 #if defined(__x86_64__) || defined(__i386__)
 #    define LOUPE_ARCH_X86 1
