@@ -20,6 +20,11 @@
 
 namespace loupe::detail {
 
+// 128-bit intermediates for tick -> ns scaling (__extension__ keeps
+// -Wpedantic quiet in consumers' builds).
+__extension__ typedef __int128 int128;
+__extension__ typedef unsigned __int128 uint128;
+
 inline std::uint64_t steady_ns() noexcept {
     return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
                                           std::chrono::steady_clock::now().time_since_epoch())
@@ -68,7 +73,7 @@ public:
             mult_ = std::uint64_t{1} << 32;
             return;
         }
-        mult_ = static_cast<std::uint64_t>((static_cast<unsigned __int128>(s1 - s0) << 32) / (t1 - t0));
+        mult_ = static_cast<std::uint64_t>((static_cast<uint128>(s1 - s0) << 32) / (t1 - t0));
     }
 
     bool uses_tsc() const noexcept { return use_tsc_; }
@@ -78,8 +83,8 @@ public:
     std::uint64_t now_ticks() const noexcept { return use_tsc_ ? rdtsc() : steady_ns(); }
 
     std::uint64_t to_ns(std::uint64_t ticks) const noexcept {
-        auto delta = static_cast<__int128>(static_cast<std::int64_t>(ticks - anchor_ticks_));
-        return anchor_ns_ + static_cast<std::uint64_t>((delta * static_cast<__int128>(mult_)) >> 32);
+        auto delta = static_cast<int128>(static_cast<std::int64_t>(ticks - anchor_ticks_));
+        return anchor_ns_ + static_cast<std::uint64_t>((delta * static_cast<int128>(mult_)) >> 32);
     }
 
     /// Nanoseconds per tick times 2^32 (for diagnostics and tests).

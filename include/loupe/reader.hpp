@@ -1,0 +1,125 @@
+// Reads a .loupe trace (written by loupe::sinks::file_sink) into memory.
+//
+//   loupe::trace t = loupe::read_trace_file("out.loupe");
+//   for (const loupe::trace_event& e : t.events)
+//       std::cout << t.find_site(e.site_id)->name << ' ' << e.end_ns - e.begin_ns << '\n';
+//
+// A truncated or corrupted file throws loupe::trace_error naming the byte
+// offset (see trace_decoder.hpp for the guarantees and for streaming use).
+// Cost: O(file size); the model holds every event (40 bytes each).
+// Thread-safety: reading uses only its own state; a `trace` is a plain value.
+#pragma once
+
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "loupe/error.hpp"
+#include "loupe/trace_decoder.hpp"
+
+namespace loupe {
+
+namespace detail {
+class trace_builder;
+}
+
+/// Everything one .loupe file holds.
+struct trace {
+    trace_session_info session;       ///< header and SESSION record
+    std::vector<trace_site> sites;     ///< in definition order
+    std::vector<trace_thread> threads; ///< in definition order, with their latest names
+    std::vector<trace_event> events;   ///< in file order: per thread, the order it produced them
+    std::vector<trace_drop> drops;     ///< DROPPED records in file order
+    trace_end_info end;                ///< END record (zero when !complete)
+    bool complete = false;             ///< false only for a cut-short trace read with accept_truncated
+
+    /// Sum of all DROPPED counts.
+    std::uint64_t dropped_total() const noexcept {
+        std::uint64_t n = 0;
+        for (const auto& d : drops) n += d.count;
+        return n;
+    }
+    /// The site or thread with that id, or nullptr. O(1).
+    const trace_site* find_site(std::uint64_t id) const noexcept { return find(sites, site_index_, id); }
+    const trace_thread* find_thread(std::uint64_t id) const noexcept { return find(threads, thread_index_, id); }
+
+private:
+    friend class detail::trace_builder;
+    template <class T>
+    static const T* find(const std::vector<T>& items, const std::unordered_map<std::uint64_t, std::size_t>& index,
+                         std::uint64_t id) noexcept {
+        auto it = index.find(id);
+        return it == index.end() ? nullptr : &items[it->second];
+    }
+    std::unordered_map<std::uint64_t, std::size_t> site_index_;
+    std::unordered_map<std::uint64_t, std::size_t> thread_index_;
+};
+
+namespace detail {
+// Builds a `trace` from decoder callbacks.
+class trace_builder final : public trace_visitor {
+public:
+    explicit trace_builder(trace& out) : out_(out) {}
+    void on_session(std::uint64_t, const trace_session_info& s) override { out_.session = s; }
+    void on_site(std::uint64_t, const trace_site& s) override {
+        out_.site_index_.emplace(s.id, out_.sites.size());
+        out_.sites.push_back(s);
+    }
+    void on_thread(std::uint64_t, const trace_thread& t) override {
+        auto [it, fresh] = out_.thread_index_.emplace(t.id, out_.threads.size());
+        if (fresh) {
+            out_.threads.push_back(t);
+        } else {
+            out_.threads[it->second].name = t.name;
+        }
+    }
+    void on_event(std::uint64_t, const trace_event& e) override { out_.events.push_back(e); }
+    void on_dropped(std::uint64_t, const trace_drop& d) override { out_.drops.push_back(d); }
+    void on_end(std::uint64_t, const trace_end_info& e) override { out_.end = e; }
+
+private:
+    trace& out_;
+};
+}  // namespace detail
+
+/// Reads a whole trace from memory. Throws loupe::trace_error.
+inline trace read_trace(const void* data, std::size_t size, decode_options options = {}) {
+    trace t;
+    detail::trace_builder builder(t);
+    t.complete = decode_trace(data, size, builder, options).complete;
+    return t;
+}
+
+/// Reads a whole file into memory. Throws loupe::error naming the path when
+/// it cannot be read.
+inline std::vector<unsigned char> read_file_bytes(const std::string& path) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) throw error("cannot open '" + path + "': " + std::strerror(errno));
+    std::vector<unsigned char> bytes;
+    unsigned char buf[64 * 1024];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.insert(bytes.end(), buf, buf + n);
+    const bool failed = std::ferror(f) != 0;
+    const int err = errno;
+    std::fclose(f);
+    if (failed) throw error("cannot read '" + path + "': " + std::strerror(err));
+    return bytes;
+}
+
+/// Reads a .loupe file. Throws loupe::error when the file cannot be read and
+/// loupe::trace_error (message prefixed with the path) when it is not a
+/// valid trace.
+inline trace read_trace_file(const std::string& path, decode_options options = {}) {
+    const std::vector<unsigned char> bytes = read_file_bytes(path);
+    try {
+        return read_trace(bytes.data(), bytes.size(), options);
+    } catch (const trace_error& e) {
+        throw trace_error(e.offset(), e.detail(), e.truncated(), path);
+    }
+}
+
+}  // namespace loupe

@@ -1,0 +1,216 @@
+// Per-zone duration statistics of a trace, overall and per thread: what
+// `loupe stats` prints and examples/quickstart.cpp shows.
+//
+//   auto report = loupe::report::zone_stats(loupe::read_trace_file("out.loupe"));
+//   std::cout << loupe::report::format_zone_stats(report);   // or zone_stats_json(report)
+//
+// A zone is one call site (name + file + line): two LOUPE_ZONE("x") at
+// different lines are reported separately. Percentiles are exact, by the
+// nearest-rank method (p50 of 1,2,3,4 is 2). Durations are wall durations
+// (end - begin, ns), nested zones included.
+// Cost: O(n log n) in the number of zone events. Thread-safety: pure functions.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "loupe/reader.hpp"
+#include "loupe/report/json.hpp"
+
+namespace loupe::report {
+
+struct duration_stats {
+    std::uint64_t count = 0;
+    std::uint64_t total_ns = 0;
+    double mean_ns = 0.0;
+    std::uint64_t min_ns = 0;
+    std::uint64_t p50_ns = 0;
+    std::uint64_t p99_ns = 0;
+    std::uint64_t max_ns = 0;
+};
+
+struct zone_thread_stats {
+    std::uint64_t thread_id = 0;
+    std::string thread_name;  ///< empty when the thread was unnamed
+    duration_stats stats;
+};
+
+struct zone_summary {
+    std::string name;
+    std::string file;
+    std::uint32_t line = 0;
+    std::string function;
+    duration_stats overall;
+    std::vector<zone_thread_stats> per_thread;  ///< by thread id
+};
+
+struct zone_report {
+    std::string session;
+    std::uint64_t duration_ns = 0;  ///< session start to stop (0 for a cut-short trace)
+    std::uint64_t events = 0;
+    std::uint64_t dropped = 0;
+    bool complete = true;
+    std::vector<zone_summary> zones;  ///< by total time, largest first
+};
+
+namespace detail {
+
+/// Nearest-rank percentile of sorted values; p in (0, 100].
+inline std::uint64_t nearest_rank(const std::vector<std::uint64_t>& sorted, unsigned p) {
+    const std::size_t rank = (sorted.size() * p + 99) / 100;  // ceil(n * p / 100), >= 1
+    return sorted[rank - 1];
+}
+
+inline duration_stats summarize(std::vector<std::uint64_t>& durations) {
+    duration_stats s;
+    if (durations.empty()) return s;
+    std::sort(durations.begin(), durations.end());
+    s.count = durations.size();
+    for (const auto d : durations) s.total_ns += d;
+    s.mean_ns = static_cast<double>(s.total_ns) / static_cast<double>(s.count);
+    s.min_ns = durations.front();
+    s.max_ns = durations.back();
+    s.p50_ns = nearest_rank(durations, 50);
+    s.p99_ns = nearest_rank(durations, 99);
+    return s;
+}
+
+/// "812 ns", "12.3 us", "4.56 ms", "1.23 s": three significant digits.
+inline std::string human_duration(double ns) {
+    static const char* const units[] = {"ns", "us", "ms", "s"};
+    int unit = 0;
+    while (unit < 3 && ns >= 1000.0) {
+        ns /= 1000.0;
+        ++unit;
+    }
+    char buf[32];
+    if (unit == 0 || ns >= 100.0) {
+        std::snprintf(buf, sizeof buf, "%.0f %s", ns, units[unit]);
+    } else {
+        std::snprintf(buf, sizeof buf, ns >= 10.0 ? "%.1f %s" : "%.2f %s", ns, units[unit]);
+    }
+    return buf;
+}
+
+}  // namespace detail
+
+/// Computes the statistics of every zone site of `t`.
+inline zone_report zone_stats(const trace& t) {
+    zone_report r;
+    r.session = t.session.name;
+    r.complete = t.complete;
+    r.duration_ns = t.complete && t.end.end_ns > t.session.start_ns ? t.end.end_ns - t.session.start_ns : 0;
+    r.events = t.events.size();
+    r.dropped = t.dropped_total();
+
+    // site id -> thread id -> durations
+    std::map<std::uint64_t, std::map<std::uint64_t, std::vector<std::uint64_t>>> by_site;
+    for (const auto& e : t.events) {
+        if (e.type == event_type::zone) by_site[e.site_id][e.thread_id].push_back(e.end_ns - e.begin_ns);
+    }
+    for (auto& [site_id, threads] : by_site) {
+        const trace_site* site = t.find_site(site_id);
+        zone_summary z;
+        z.name = site->name;
+        z.file = site->file;
+        z.line = site->line;
+        z.function = site->function;
+        std::vector<std::uint64_t> all;
+        for (auto& [thread_id, durations] : threads) {
+            all.insert(all.end(), durations.begin(), durations.end());
+            zone_thread_stats ts;
+            ts.thread_id = thread_id;
+            if (const trace_thread* th = t.find_thread(thread_id)) ts.thread_name = th->name;
+            ts.stats = detail::summarize(durations);
+            z.per_thread.push_back(std::move(ts));
+        }
+        z.overall = detail::summarize(all);
+        r.zones.push_back(std::move(z));
+    }
+    std::stable_sort(r.zones.begin(), r.zones.end(), [](const zone_summary& a, const zone_summary& b) {
+        return a.overall.total_ns > b.overall.total_ns;
+    });
+    return r;
+}
+
+/// A text table: one line per zone (thread "all") followed by one line per
+/// thread that ran it.
+inline std::string format_zone_stats(const zone_report& r) {
+    std::string out;
+    char line[512];
+    std::snprintf(line, sizeof line, "session \"%s\": %llu events, %llu dropped, %s%s\n\n", r.session.c_str(),
+                  static_cast<unsigned long long>(r.events), static_cast<unsigned long long>(r.dropped),
+                  detail::human_duration(static_cast<double>(r.duration_ns)).c_str(),
+                  r.complete ? "" : " (trace cut short)");
+    out += line;
+    if (r.zones.empty()) {
+        out += "no zones recorded\n";
+        return out;
+    }
+    const char* const row = "%-24s %-16s %9s %10s %10s %10s %10s %10s %10s  %s\n";
+    std::snprintf(line, sizeof line, row, "zone", "thread", "count", "total", "mean", "min", "p50", "p99", "max",
+                  "where");
+    out += line;
+    auto emit = [&](const std::string& zone, const std::string& thread, const duration_stats& s,
+                    const std::string& where) {
+        std::snprintf(line, sizeof line, row, zone.c_str(), thread.c_str(), std::to_string(s.count).c_str(),
+                      detail::human_duration(static_cast<double>(s.total_ns)).c_str(),
+                      detail::human_duration(s.mean_ns).c_str(),
+                      detail::human_duration(static_cast<double>(s.min_ns)).c_str(),
+                      detail::human_duration(static_cast<double>(s.p50_ns)).c_str(),
+                      detail::human_duration(static_cast<double>(s.p99_ns)).c_str(),
+                      detail::human_duration(static_cast<double>(s.max_ns)).c_str(), where.c_str());
+        out += line;
+    };
+    for (const auto& z : r.zones) {
+        const std::string where = z.file.empty() ? std::string() : z.file + ":" + std::to_string(z.line);
+        emit(z.name, "all", z.overall, where);
+        for (const auto& t : z.per_thread) {
+            const std::string thread =
+                t.thread_name.empty() ? "thread " + std::to_string(t.thread_id) : t.thread_name;
+            emit("", thread, t.stats, "");
+        }
+    }
+    return out;
+}
+
+namespace detail {
+inline void append_stats_json(std::string& out, const duration_stats& s) {
+    out += "{\"count\":" + json::number(s.count) + ",\"total_ns\":" + json::number(s.total_ns) +
+           ",\"mean_ns\":" + json::number(s.mean_ns) + ",\"min_ns\":" + json::number(s.min_ns) +
+           ",\"p50_ns\":" + json::number(s.p50_ns) + ",\"p99_ns\":" + json::number(s.p99_ns) +
+           ",\"max_ns\":" + json::number(s.max_ns) + "}";
+}
+}  // namespace detail
+
+/// The report as one JSON object (durations in integer ns, mean as a number).
+inline std::string zone_stats_json(const zone_report& r) {
+    std::string out = "{\"session\":" + json::quote(r.session) + ",\"complete\":" + (r.complete ? "true" : "false") +
+                      ",\"duration_ns\":" + json::number(r.duration_ns) + ",\"events\":" + json::number(r.events) +
+                      ",\"dropped\":" + json::number(r.dropped) + ",\"zones\":[";
+    for (std::size_t i = 0; i < r.zones.size(); ++i) {
+        const auto& z = r.zones[i];
+        if (i) out += ',';
+        out += "{\"name\":" + json::quote(z.name) + ",\"file\":" + json::quote(z.file) +
+               ",\"line\":" + std::to_string(z.line) + ",\"function\":" + json::quote(z.function) + ",\"overall\":";
+        detail::append_stats_json(out, z.overall);
+        out += ",\"threads\":[";
+        for (std::size_t j = 0; j < z.per_thread.size(); ++j) {
+            const auto& t = z.per_thread[j];
+            if (j) out += ',';
+            out += "{\"thread_id\":" + json::number(t.thread_id) + ",\"thread_name\":" + json::quote(t.thread_name) +
+                   ",\"stats\":";
+            detail::append_stats_json(out, t.stats);
+            out += '}';
+        }
+        out += "]}";
+    }
+    out += "]}\n";
+    return out;
+}
+
+}  // namespace loupe::report

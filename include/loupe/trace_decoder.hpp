@@ -1,0 +1,502 @@
+// Streaming decoder of the .loupe trace format (docs/format.md).
+//
+// `decode_trace` walks a trace held in memory record by record, validates it
+// strictly and hands every record to a `trace_visitor`: `loupe dump` prints
+// them, `loupe::read_trace` (reader.hpp) builds an in-memory model from them.
+//
+// Guarantees: never reads outside [data, data + size) for any input; every
+// problem is a `loupe::trace_error` naming the byte offset of the offending
+// field and what was expected there. Strings are resolved and timestamps
+// un-delta'd before a visitor sees them.
+//
+// Cost: one pass, O(size); memory proportional to the number of distinct
+// strings, sites and threads (not events).
+// Thread-safety: a decode call uses only its own state.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+
+#include "loupe/detail/format.hpp"
+#include "loupe/error.hpp"
+#include "loupe/sink.hpp"
+#include "loupe/site.hpp"
+
+namespace loupe {
+
+/// A trace that cannot be read. `offset()` is the byte where the offending
+/// record or field starts; `truncated()` says the input ended early (as
+/// opposed to holding bytes that make no sense).
+class trace_error : public error {
+public:
+    /// `input` names the trace (a path) when known.
+    trace_error(std::uint64_t offset, std::string detail, bool truncated = false, const std::string& input = {})
+        : error((input.empty() ? "" : input + ": ") + "byte " + std::to_string(offset) + ": " + detail),
+          offset_(offset),
+          detail_(std::move(detail)),
+          truncated_(truncated) {}
+    std::uint64_t offset() const noexcept { return offset_; }
+    /// The message without input name and offset.
+    const std::string& detail() const noexcept { return detail_; }
+    bool truncated() const noexcept { return truncated_; }
+
+private:
+    std::uint64_t offset_;
+    std::string detail_;
+    bool truncated_;
+};
+
+/// SESSION record plus the file header.
+struct trace_session_info {
+    std::uint16_t version_major = 0;
+    std::uint16_t version_minor = 0;
+    std::uint32_t flags = 0;
+    std::uint64_t start_ns = 0;
+    std::uint64_t wall_anchor_ns = 0;  ///< CLOCK_REALTIME at start_ns
+    std::uint32_t pid = 0;
+    clock_source clock = clock_source::tsc;
+    std::string name;
+};
+
+struct trace_site {
+    std::uint64_t id = 0;
+    site_kind kind = site_kind::zone;
+    std::string name;
+    std::string file;
+    std::uint32_t line = 0;
+    std::string function;
+};
+
+struct trace_thread {
+    std::uint64_t id = 0;
+    std::uint64_t os_tid = 0;
+    std::string name;  ///< latest name; empty when unnamed
+};
+
+enum class event_type : std::uint8_t { zone = 1, instant = 2, counter = 3 };
+
+/// One event with absolute timestamps (ns on the session's clock).
+/// Instants and counters have end_ns == begin_ns; value is set for counters.
+struct trace_event {
+    event_type type = event_type::zone;
+    std::uint64_t thread_id = 0;
+    std::uint64_t site_id = 0;
+    std::uint64_t begin_ns = 0;
+    std::uint64_t end_ns = 0;
+    double value = 0.0;
+};
+
+/// `count` events of `thread_id` (0: threads without a ring) were lost.
+struct trace_drop {
+    std::uint64_t thread_id = 0;
+    std::uint64_t count = 0;
+};
+
+struct trace_end_info {
+    std::uint64_t events_written = 0;
+    std::uint64_t events_dropped = 0;
+    std::uint64_t end_ns = 0;
+};
+
+/// Receives the records of a trace in file order. `offset` is the byte where
+/// the record (or, for on_event, the event) starts. Override what you need.
+class trace_visitor {
+public:
+    virtual ~trace_visitor() = default;
+    virtual void on_session(std::uint64_t /*offset*/, const trace_session_info&) {}
+    virtual void on_string(std::uint64_t /*offset*/, std::uint64_t /*id*/, std::string_view /*text*/) {}
+    virtual void on_site(std::uint64_t /*offset*/, const trace_site&) {}
+    /// A THREAD record: a new thread, or a rename of a known one.
+    virtual void on_thread(std::uint64_t /*offset*/, const trace_thread&) {}
+    /// Start of an EVENTS record of `thread_id`; its events follow.
+    virtual void on_events_begin(std::uint64_t /*offset*/, std::uint64_t /*thread_id*/) {}
+    virtual void on_event(std::uint64_t /*offset*/, const trace_event&) {}
+    virtual void on_dropped(std::uint64_t /*offset*/, const trace_drop&) {}
+    virtual void on_end(std::uint64_t /*offset*/, const trace_end_info&) {}
+    /// A record of a kind this reader does not know (skipped).
+    virtual void on_unknown(std::uint64_t /*offset*/, std::uint8_t /*kind*/, std::uint64_t /*payload_bytes*/) {}
+};
+
+struct decode_options {
+    /// Accept a trace that was cut short (no END, or a last record that is
+    /// incomplete, as after a crash or a full disk): decode the whole records
+    /// before the cut and report `complete == false`. Corruption inside a
+    /// whole record is an error either way.
+    bool accept_truncated = false;
+};
+
+struct decode_result {
+    bool complete = false;         ///< END was read
+    std::uint64_t bytes_used = 0;  ///< bytes of whole records (== size when complete)
+};
+
+namespace detail {
+
+// Bounds-checked reads over [pos, end) of one input; every failure names the
+// offset of the field being read.
+class trace_cursor {
+public:
+    trace_cursor(const unsigned char* data, std::uint64_t pos, std::uint64_t end) : data_(data), pos_(pos), end_(end) {}
+
+    std::uint64_t pos() const noexcept { return pos_; }
+    std::uint64_t left() const noexcept { return end_ - pos_; }
+
+    std::uint8_t u8(const char* what) { return static_cast<std::uint8_t>(fixed(what, 1)); }
+    std::uint16_t u16(const char* what) { return static_cast<std::uint16_t>(fixed(what, 2)); }
+    std::uint32_t u32(const char* what) { return static_cast<std::uint32_t>(fixed(what, 4)); }
+    std::uint64_t u64(const char* what) { return fixed(what, 8); }
+    double f64(const char* what) {
+        const std::uint64_t bits = fixed(what, 8);
+        double v;
+        std::memcpy(&v, &bits, sizeof v);
+        return v;
+    }
+
+    std::uint64_t varint(const char* what) {
+        const std::uint64_t start = pos_;
+        std::uint64_t v = 0;
+        for (unsigned i = 0; i < format::max_varint_bytes; ++i) {
+            if (pos_ == end_) fail_short(start, what, "a varint");
+            const unsigned char b = data_[pos_++];
+            if (i == format::max_varint_bytes - 1 && b > 1) {
+                throw trace_error(start, std::string(what) + ": varint does not fit in 64 bits");
+            }
+            v |= static_cast<std::uint64_t>(b & 0x7f) << (7 * i);
+            if ((b & 0x80) == 0) return v;
+        }
+        throw trace_error(start, std::string(what) + ": varint longer than 10 bytes");
+    }
+
+    std::string_view bytes(const char* what) {
+        const std::uint64_t start = pos_;
+        const std::uint64_t n = varint(what);
+        if (n > left()) {
+            fail_short(start, what, std::to_string(n) + " bytes of text");
+        }
+        std::string_view s(reinterpret_cast<const char*>(data_ + pos_), static_cast<std::size_t>(n));
+        pos_ += n;
+        return s;
+    }
+
+    // When false, running out means the input ended (truncation); when true,
+    // the cursor is bounded by a record's payload and running out is
+    // corruption (the record's length disagrees with its fields).
+    bool bounded_by_record = false;
+
+private:
+    std::uint64_t fixed(const char* what, unsigned n) {
+        if (left() < n) fail_short(pos_, what, std::to_string(n) + " bytes");
+        std::uint64_t v = 0;
+        for (unsigned i = 0; i < n; ++i) v |= static_cast<std::uint64_t>(data_[pos_ + i]) << (8 * i);
+        pos_ += n;
+        return v;
+    }
+
+    [[noreturn]] void fail_short(std::uint64_t at, const char* what, const std::string& expected) const {
+        if (bounded_by_record) {
+            throw trace_error(at, std::string(what) + ": expected " + expected + " but the record ends at byte " +
+                                      std::to_string(end_));
+        }
+        throw trace_error(at, std::string(what) + ": expected " + expected + " but the input ends at byte " +
+                                  std::to_string(end_) + " (file cut short?)",
+                          true);
+    }
+
+    const unsigned char* data_;
+    std::uint64_t pos_;
+    std::uint64_t end_;
+};
+
+// Validating state machine over the records of one trace.
+class trace_decoder {
+public:
+    trace_decoder(const unsigned char* data, std::uint64_t size, trace_visitor& visitor)
+        : data_(data), size_(size), visitor_(visitor) {}
+
+    decode_result run(decode_options options) {
+        try {
+            header();
+            while (!ended_) {
+                if (whole_records_end_ == size_) {
+                    throw trace_error(size_, "the trace ends without an END record (file cut short?)", true);
+                }
+                record();
+            }
+            if (whole_records_end_ != size_) {
+                throw trace_error(whole_records_end_, std::to_string(size_ - whole_records_end_) +
+                                                          " bytes follow the END record; expected end of file");
+            }
+            return {true, size_};
+        } catch (const trace_error& e) {
+            // A cut-short trace (input ended while a record or END was still
+            // expected) is acceptable on request, once the header was read.
+            if (options.accept_truncated && e.truncated() && session_seen_) return {false, whole_records_end_};
+            throw;
+        }
+    }
+
+private:
+    struct thread_state {
+        std::uint64_t base_ns = 0;
+    };
+
+    void header() {
+        const std::size_t magic_bytes = size_ < sizeof format::magic ? static_cast<std::size_t>(size_) : sizeof format::magic;
+        if (std::memcmp(data_, format::magic, magic_bytes) != 0) {
+            throw trace_error(0, "not a .loupe trace: expected the magic bytes 89 4C 4F 55 50 45 0D 0A");
+        }
+        if (size_ < format::header_size) {
+            throw trace_error(size_, "the input ends inside the 16-byte file header (file cut short?)", true);
+        }
+        trace_cursor c(data_, 0, size_);
+        c.u64("magic");
+        info_.version_major = c.u16("major version");
+        info_.version_minor = c.u16("minor version");
+        info_.flags = c.u32("flags");
+        if (info_.version_major != format::version_major) {
+            throw trace_error(8, "format version " + std::to_string(info_.version_major) + "." +
+                                     std::to_string(info_.version_minor) + " is not supported; expected major version " +
+                                     std::to_string(format::version_major));
+        }
+        whole_records_end_ = format::header_size;
+    }
+
+    void record() {
+        const std::uint64_t at = whole_records_end_;
+        trace_cursor head(data_, at, size_);
+        const std::uint8_t kind = head.u8("record kind");
+        const std::uint64_t length = head.varint("record length");
+        if (length > head.left()) {
+            throw trace_error(at, "record of kind " + std::to_string(kind) + " declares " + std::to_string(length) +
+                                      " payload bytes but only " + std::to_string(head.left()) +
+                                      " remain (file cut short?)",
+                              true);
+        }
+        const std::uint64_t payload_end = head.pos() + length;
+        trace_cursor c(data_, head.pos(), payload_end);
+        c.bounded_by_record = true;
+        if (!session_seen_ && kind != format::rec_session) {
+            throw trace_error(at, "expected the SESSION record first, found record kind " + std::to_string(kind));
+        }
+        switch (kind) {
+            case format::rec_session: session(at, c); break;
+            case format::rec_string: string(at, c); break;
+            case format::rec_site: site(at, c); break;
+            case format::rec_thread: thread(at, c); break;
+            case format::rec_events: events(at, c); break;
+            case format::rec_dropped: dropped(at, c); break;
+            case format::rec_end: end(at, c); break;
+            default:
+                visitor_.on_unknown(at, kind, length);
+                c = trace_cursor(data_, payload_end, payload_end);
+                break;
+        }
+        if (c.left() != 0) {
+            throw trace_error(c.pos(), std::to_string(c.left()) + " unexpected bytes at the end of the " +
+                                           record_name(kind) + " record that starts at byte " + std::to_string(at));
+        }
+        whole_records_end_ = payload_end;
+    }
+
+    static const char* record_name(std::uint8_t kind) {
+        switch (kind) {
+            case format::rec_session: return "SESSION";
+            case format::rec_string: return "STRING";
+            case format::rec_site: return "SITE";
+            case format::rec_thread: return "THREAD";
+            case format::rec_events: return "EVENTS";
+            case format::rec_dropped: return "DROPPED";
+            case format::rec_end: return "END";
+            default: return "unknown";
+        }
+    }
+
+    void session(std::uint64_t at, trace_cursor& c) {
+        if (session_seen_) throw trace_error(at, "a second SESSION record; a trace holds one session");
+        info_.start_ns = c.u64("SESSION start_ns");
+        info_.wall_anchor_ns = c.u64("SESSION wall_anchor_ns");
+        const std::uint64_t pos = c.pos();
+        const std::uint64_t pid = c.varint("SESSION pid");
+        if (pid > UINT32_MAX) throw trace_error(pos, "SESSION pid " + std::to_string(pid) + " is out of range");
+        info_.pid = static_cast<std::uint32_t>(pid);
+        const std::uint64_t clock_at = c.pos();
+        const std::uint8_t clock = c.u8("SESSION clock_source");
+        if (clock != format::clock_tsc && clock != format::clock_steady) {
+            throw trace_error(clock_at, "SESSION clock_source " + std::to_string(clock) + " is unknown; expected 0 or 1");
+        }
+        info_.clock = static_cast<clock_source>(clock);
+        info_.name = std::string(c.bytes("SESSION name"));
+        session_seen_ = true;
+        visitor_.on_session(at, info_);
+    }
+
+    void string(std::uint64_t at, trace_cursor& c) {
+        const std::uint64_t id = c.varint("STRING id");
+        const std::string_view text = c.bytes("STRING text");
+        if (id == 0) throw trace_error(at, "STRING id 0 is reserved for \"none\"; expected an id >= 1");
+        if (!strings_.emplace(id, std::string(text)).second) {
+            throw trace_error(at, "STRING id " + std::to_string(id) + " is defined twice");
+        }
+        visitor_.on_string(at, id, text);
+    }
+
+    const std::string& string_ref(trace_cursor& c, const char* what, bool zero_is_none) {
+        static const std::string none;
+        const std::uint64_t pos = c.pos();
+        const std::uint64_t id = c.varint(what);
+        if (id == 0 && zero_is_none) return none;
+        auto it = strings_.find(id);
+        if (it == strings_.end()) {
+            throw trace_error(pos, std::string(what) + " refers to string " + std::to_string(id) +
+                                       ", which is not defined before it");
+        }
+        return it->second;
+    }
+
+    void site(std::uint64_t at, trace_cursor& c) {
+        trace_site s;
+        s.id = c.varint("SITE id");
+        const std::uint64_t kind_at = c.pos();
+        const std::uint8_t kind = c.u8("SITE kind");
+        if (kind < 1 || kind > 3) {
+            throw trace_error(kind_at, "SITE kind " + std::to_string(kind) + " is unknown; expected 1, 2 or 3");
+        }
+        s.kind = static_cast<site_kind>(kind);
+        s.name = string_ref(c, "SITE name", false);
+        s.file = string_ref(c, "SITE file", false);
+        const std::uint64_t line_at = c.pos();
+        const std::uint64_t line = c.varint("SITE line");
+        if (line > UINT32_MAX) throw trace_error(line_at, "SITE line " + std::to_string(line) + " is out of range");
+        s.line = static_cast<std::uint32_t>(line);
+        s.function = string_ref(c, "SITE function", false);
+        if (s.id == 0) throw trace_error(at, "SITE id 0 is reserved; expected an id >= 1");
+        if (!sites_.emplace(s.id, s.kind).second) {
+            throw trace_error(at, "SITE id " + std::to_string(s.id) + " is defined twice");
+        }
+        visitor_.on_site(at, s);
+    }
+
+    void thread(std::uint64_t at, trace_cursor& c) {
+        trace_thread t;
+        t.id = c.varint("THREAD id");
+        t.os_tid = c.varint("THREAD os_tid");
+        t.name = string_ref(c, "THREAD name", true);
+        if (t.id == 0) throw trace_error(at, "THREAD id 0 is reserved; expected an id >= 1");
+        threads_.try_emplace(t.id, thread_state{info_.start_ns});  // a known id is a rename
+        visitor_.on_thread(at, t);
+    }
+
+    thread_state& known_thread(trace_cursor& c, const char* what) {
+        const std::uint64_t pos = c.pos();
+        const std::uint64_t id = c.varint(what);
+        auto it = threads_.find(id);
+        if (it == threads_.end()) {
+            throw trace_error(pos, std::string(what) + " " + std::to_string(id) + " is not defined before it");
+        }
+        current_thread_ = id;
+        return it->second;
+    }
+
+    void events(std::uint64_t at, trace_cursor& c) {
+        thread_state& t = known_thread(c, "EVENTS thread");
+        visitor_.on_events_begin(at, current_thread_);
+        while (c.left() != 0) {
+            const std::uint64_t event_at = c.pos();
+            const std::uint8_t tag = c.u8("event tag");
+            if (tag < format::ev_zone || tag > format::ev_counter) {
+                throw trace_error(event_at, "event tag " + std::to_string(tag) + " is unknown; expected 1 (zone), "
+                                                                                 "2 (instant) or 3 (counter)");
+            }
+            trace_event e;
+            e.type = static_cast<event_type>(tag);
+            e.thread_id = current_thread_;
+            const std::uint64_t site_at = c.pos();
+            e.site_id = c.varint("event site");
+            if (sites_.find(e.site_id) == sites_.end()) {
+                throw trace_error(site_at, "event site " + std::to_string(e.site_id) + " is not defined before it");
+            }
+            e.begin_ns = t.base_ns + static_cast<std::uint64_t>(format::unzigzag(c.varint("event time delta")));
+            e.end_ns = e.begin_ns;
+            if (tag == format::ev_zone) {
+                const std::uint64_t dur_at = c.pos();
+                const std::uint64_t duration = c.varint("zone duration");
+                if (duration > UINT64_MAX - e.begin_ns) {
+                    throw trace_error(dur_at, "zone duration " + std::to_string(duration) +
+                                                  " ends after the largest representable time");
+                }
+                e.end_ns = e.begin_ns + duration;
+            } else if (tag == format::ev_counter) {
+                e.value = c.f64("counter value");
+            }
+            t.base_ns = e.begin_ns;
+            ++events_;
+            visitor_.on_event(event_at, e);
+        }
+    }
+
+    void dropped(std::uint64_t at, trace_cursor& c) {
+        trace_drop d;
+        const std::uint64_t thread_at = c.pos();
+        d.thread_id = c.varint("DROPPED thread");
+        if (d.thread_id != 0 && threads_.find(d.thread_id) == threads_.end()) {
+            throw trace_error(thread_at, "DROPPED thread " + std::to_string(d.thread_id) + " is not defined before it");
+        }
+        d.count = c.varint("DROPPED count");
+        dropped_ += d.count;
+        visitor_.on_dropped(at, d);
+    }
+
+    void end(std::uint64_t at, trace_cursor& c) {
+        trace_end_info e;
+        const std::uint64_t written_at = c.pos();
+        e.events_written = c.varint("END events_written");
+        const std::uint64_t dropped_at = c.pos();
+        e.events_dropped = c.varint("END events_dropped");
+        e.end_ns = c.u64("END end_ns");
+        if (e.events_written != events_) {
+            throw trace_error(written_at, "END says " + std::to_string(e.events_written) + " events were written but " +
+                                              std::to_string(events_) + " are in the trace");
+        }
+        if (e.events_dropped != dropped_) {
+            throw trace_error(dropped_at, "END says " + std::to_string(e.events_dropped) +
+                                              " events were dropped but the DROPPED records count " +
+                                              std::to_string(dropped_));
+        }
+        ended_ = true;
+        visitor_.on_end(at, e);
+    }
+
+    const unsigned char* data_;
+    std::uint64_t size_;
+    trace_visitor& visitor_;
+    trace_session_info info_;
+    std::uint64_t whole_records_end_ = 0;
+    bool session_seen_ = false;
+    bool ended_ = false;
+    std::uint64_t current_thread_ = 0;
+    std::uint64_t events_ = 0;
+    std::uint64_t dropped_ = 0;
+    std::unordered_map<std::uint64_t, std::string> strings_;
+    std::unordered_map<std::uint64_t, site_kind> sites_;
+    std::unordered_map<std::uint64_t, thread_state> threads_;
+};
+
+}  // namespace detail
+
+/// Decodes the trace in [data, data + size), calling `visitor` for each
+/// record in order. Throws loupe::trace_error for a bad trace (see
+/// decode_options for traces cut short); exceptions from the visitor pass
+/// through.
+inline decode_result decode_trace(const void* data, std::size_t size, trace_visitor& visitor,
+                                  decode_options options = {}) {
+    static const unsigned char empty = 0;
+    const auto* bytes = size == 0 ? &empty : static_cast<const unsigned char*>(data);
+    return detail::trace_decoder(bytes, size, visitor).run(options);
+}
+
+}  // namespace loupe

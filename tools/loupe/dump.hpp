@@ -1,0 +1,152 @@
+// `loupe dump`: prints every record of a trace in file order, as aligned text
+// or as JSON Lines (one object per record and per event).
+#pragma once
+
+#include <loupe/report/json.hpp>
+#include <loupe/trace_decoder.hpp>
+
+#include <cinttypes>
+#include <cstdio>
+#include <string>
+#include <unordered_map>
+
+namespace loupe_cli {
+
+class dump_visitor final : public loupe::trace_visitor {
+public:
+    dump_visitor(std::FILE* out, bool json) : out_(out), json_(json) {}
+
+    void on_session(std::uint64_t at, const loupe::trace_session_info& s) override {
+        const char* clock = s.clock == loupe::clock_source::tsc ? "tsc" : "steady_clock";
+        if (json_) {
+            line("{\"offset\":0,\"record\":\"header\",\"version\":\"" + std::to_string(s.version_major) + "." +
+                 std::to_string(s.version_minor) + "\",\"flags\":" + std::to_string(s.flags) + "}");
+            line(open(at, "session") + ",\"name\":" + q(s.name) + ",\"pid\":" + std::to_string(s.pid) +
+                 ",\"clock\":\"" + clock + "\",\"start_ns\":" + std::to_string(s.start_ns) +
+                 ",\"wall_anchor_ns\":" + std::to_string(s.wall_anchor_ns) + "}");
+        } else {
+            text(0, "HEADER", "version " + std::to_string(s.version_major) + "." + std::to_string(s.version_minor) +
+                                  " flags " + std::to_string(s.flags));
+            text(at, "SESSION", "name " + q(s.name) + " pid " + std::to_string(s.pid) + " clock " + clock +
+                                    " start_ns " + std::to_string(s.start_ns) + " wall_anchor_ns " +
+                                    std::to_string(s.wall_anchor_ns));
+        }
+    }
+
+    void on_string(std::uint64_t at, std::uint64_t id, std::string_view s) override {
+        if (json_) {
+            line(open(at, "string") + ",\"id\":" + std::to_string(id) + ",\"text\":" + q(s) + "}");
+        } else {
+            text(at, "STRING", std::to_string(id) + " " + q(s));
+        }
+    }
+
+    void on_site(std::uint64_t at, const loupe::trace_site& s) override {
+        site_names_[s.id] = s.name;
+        const char* kind = site_kind_name(s.kind);
+        if (json_) {
+            line(open(at, "site") + ",\"id\":" + std::to_string(s.id) + ",\"kind\":\"" + kind +
+                 "\",\"name\":" + q(s.name) + ",\"file\":" + q(s.file) + ",\"line\":" + std::to_string(s.line) +
+                 ",\"function\":" + q(s.function) + "}");
+        } else {
+            text(at, "SITE", std::to_string(s.id) + " " + kind + " " + q(s.name) + " at " + s.file + ":" +
+                                 std::to_string(s.line) + " in " + q(s.function));
+        }
+    }
+
+    void on_thread(std::uint64_t at, const loupe::trace_thread& t) override {
+        if (json_) {
+            line(open(at, "thread") + ",\"id\":" + std::to_string(t.id) + ",\"os_tid\":" + std::to_string(t.os_tid) +
+                 ",\"name\":" + q(t.name) + "}");
+        } else {
+            text(at, "THREAD", std::to_string(t.id) + " tid " + std::to_string(t.os_tid) + " name " + q(t.name));
+        }
+    }
+
+    void on_events_begin(std::uint64_t at, std::uint64_t thread_id) override {
+        if (json_) {
+            line(open(at, "events") + ",\"thread\":" + std::to_string(thread_id) + "}");
+        } else {
+            text(at, "EVENTS", "thread " + std::to_string(thread_id));
+        }
+    }
+
+    void on_event(std::uint64_t at, const loupe::trace_event& e) override {
+        const char* type = e.type == loupe::event_type::zone      ? "zone"
+                           : e.type == loupe::event_type::instant ? "instant"
+                                                                  : "counter";
+        const std::string& name = site_names_[e.site_id];
+        if (json_) {
+            std::string s = open(at, type) + ",\"thread\":" + std::to_string(e.thread_id) +
+                            ",\"site\":" + std::to_string(e.site_id) + ",\"name\":" + q(name) +
+                            ",\"begin_ns\":" + std::to_string(e.begin_ns);
+            if (e.type == loupe::event_type::zone) {
+                s += ",\"end_ns\":" + std::to_string(e.end_ns) +
+                     ",\"duration_ns\":" + std::to_string(e.end_ns - e.begin_ns);
+            }
+            if (e.type == loupe::event_type::counter) s += ",\"value\":" + loupe::report::json::number(e.value);
+            line(s + "}");
+        } else {
+            std::string s = "site " + std::to_string(e.site_id) + " " + q(name) + " at " + std::to_string(e.begin_ns);
+            if (e.type == loupe::event_type::zone) s += " duration " + std::to_string(e.end_ns - e.begin_ns) + " ns";
+            if (e.type == loupe::event_type::counter) s += " value " + loupe::report::json::number(e.value);
+            text(at, std::string("  ") + type, s);
+        }
+    }
+
+    void on_dropped(std::uint64_t at, const loupe::trace_drop& d) override {
+        if (json_) {
+            line(open(at, "dropped") + ",\"thread\":" + std::to_string(d.thread_id) +
+                 ",\"count\":" + std::to_string(d.count) + "}");
+        } else {
+            text(at, "DROPPED", "thread " + std::to_string(d.thread_id) + " count " + std::to_string(d.count));
+        }
+    }
+
+    void on_end(std::uint64_t at, const loupe::trace_end_info& e) override {
+        if (json_) {
+            line(open(at, "end") + ",\"events_written\":" + std::to_string(e.events_written) +
+                 ",\"events_dropped\":" + std::to_string(e.events_dropped) + ",\"end_ns\":" + std::to_string(e.end_ns) +
+                 "}");
+        } else {
+            text(at, "END", "written " + std::to_string(e.events_written) + " dropped " +
+                                std::to_string(e.events_dropped) + " end_ns " + std::to_string(e.end_ns));
+        }
+    }
+
+    void on_unknown(std::uint64_t at, std::uint8_t kind, std::uint64_t bytes) override {
+        if (json_) {
+            line(open(at, "unknown") + ",\"kind\":" + std::to_string(kind) + ",\"bytes\":" + std::to_string(bytes) +
+                 "}");
+        } else {
+            text(at, "UNKNOWN", "kind " + std::to_string(kind) + ", " + std::to_string(bytes) + " bytes skipped");
+        }
+    }
+
+private:
+    static const char* site_kind_name(loupe::site_kind k) {
+        switch (k) {
+            case loupe::site_kind::zone: return "zone";
+            case loupe::site_kind::instant: return "instant";
+            case loupe::site_kind::counter: return "counter";
+        }
+        return "?";
+    }
+    static std::string q(std::string_view s) { return loupe::report::json::quote(s); }
+    static std::string open(std::uint64_t at, const char* record) {
+        return "{\"offset\":" + std::to_string(at) + ",\"record\":\"" + record + "\"";
+    }
+    void line(const std::string& s) {
+        std::fwrite(s.data(), 1, s.size(), out_);
+        std::fputc('\n', out_);
+    }
+    void text(std::uint64_t at, const std::string& record, const std::string& fields) {
+        std::fprintf(out_, "@%-9" PRIu64 " %-10s %s\n", at, record.c_str(), fields.c_str());
+    }
+
+    std::FILE* out_;
+    bool json_;
+    std::unordered_map<std::uint64_t, std::string> site_names_;
+};
+
+}  // namespace loupe_cli

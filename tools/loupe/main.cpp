@@ -1,0 +1,112 @@
+// loupe: command-line tool for .loupe traces.
+//
+//   loupe dump  FILE [--json] [--partial]   every record, in file order
+//   loupe stats FILE [--json] [--partial]   per-zone count/total/mean/min/p50/p99/max
+//
+// Exit status: 0 success, 1 the file cannot be read or is not a valid trace
+// (one line "loupe: <file>: byte <offset>: <what>" on stderr), 2 bad usage.
+#include <loupe/reader.hpp>
+#include <loupe/report/zone_stats.hpp>
+#include <loupe/version.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dump.hpp"
+
+namespace {
+
+const char* const usage_text =
+    "usage: loupe <command> FILE [--json] [--partial]\n"
+    "\n"
+    "commands:\n"
+    "  dump    print every record of the trace in file order\n"
+    "  stats   print per-zone statistics (count, total, mean, min, p50, p99, max), overall and per thread\n"
+    "\n"
+    "options:\n"
+    "  --json      machine-readable output (dump: JSON Lines, one object per record or event;\n"
+    "              stats: one JSON object)\n"
+    "  --partial   accept a trace that was cut short (no END record) and use its whole records\n"
+    "  --help      show this text\n"
+    "  --version   show the loupe version\n";
+
+int usage_error(const std::string& message) {
+    std::fprintf(stderr, "loupe: %s\n%s", message.c_str(), usage_text);
+    return 2;
+}
+
+struct options {
+    std::string command;
+    std::string file;
+    bool json = false;
+    loupe::decode_options decode;
+};
+
+int run(const options& o) {
+    if (o.command == "dump") {
+        const std::vector<unsigned char> bytes = loupe::read_file_bytes(o.file);
+        loupe_cli::dump_visitor dump(stdout, o.json);
+        try {
+            const loupe::decode_result r = loupe::decode_trace(bytes.data(), bytes.size(), dump, o.decode);
+            if (!r.complete) {
+                std::fflush(stdout);
+                std::fprintf(stderr, "loupe: %s: trace cut short after byte %llu (no END record)\n", o.file.c_str(),
+                             static_cast<unsigned long long>(r.bytes_used));
+            }
+        } catch (const loupe::trace_error& e) {
+            std::fflush(stdout);  // records before the error stay visible
+            throw loupe::trace_error(e.offset(), e.detail(), e.truncated(), o.file);
+        }
+        return 0;
+    }
+    const loupe::report::zone_report report = loupe::report::zone_stats(loupe::read_trace_file(o.file, o.decode));
+    const std::string text = o.json ? loupe::report::zone_stats_json(report) : loupe::report::format_zone_stats(report);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    options o;
+    std::vector<std::string> positional;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg == "--help" || arg == "-h") {
+            std::fputs(usage_text, stdout);
+            return 0;
+        }
+        if (arg == "--version") {
+            std::printf("loupe %s\n", LOUPE_VERSION_STRING);
+            return 0;
+        }
+        if (arg == "--json") {
+            o.json = true;
+        } else if (arg == "--partial") {
+            o.decode.accept_truncated = true;
+        } else if (arg.size() > 1 && arg[0] == '-') {
+            return usage_error("unknown option '" + arg + "' (argument " + std::to_string(i) + ")");
+        } else {
+            positional.push_back(arg);
+        }
+    }
+    if (positional.empty()) return usage_error("missing command; expected 'dump' or 'stats'");
+    o.command = positional[0];
+    if (o.command != "dump" && o.command != "stats") {
+        return usage_error("unknown command '" + o.command + "'; expected 'dump' or 'stats'");
+    }
+    if (positional.size() < 2) return usage_error("'" + o.command + "' needs a trace FILE");
+    if (positional.size() > 2) return usage_error("unexpected argument '" + positional[2] + "'; expected one FILE");
+    o.file = positional[1];
+    try {
+        return run(o);
+    } catch (const loupe::error& e) {
+        std::fprintf(stderr, "loupe: %s\n", e.what());
+        return 1;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "loupe: %s: %s\n", o.file.c_str(), e.what());
+        return 1;
+    }
+}
