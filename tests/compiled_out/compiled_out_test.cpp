@@ -12,7 +12,7 @@
 #endif
 
 namespace {
-int must_not_run() { throw std::logic_error("a compiled-out macro evaluated its argument"); }
+[[maybe_unused]] int must_not_run() { throw std::logic_error("a compiled-out macro evaluated its argument"); }
 }  // namespace
 
 // Same layout as with LOUPE_ENABLED=1: a site pointer, a session mask, a start time.

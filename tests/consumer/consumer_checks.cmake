@@ -1,0 +1,22 @@
+# Shared by the consumer projects: the two targets and checks that loupe left
+# the consumer's own settings alone.
+if(NOT TARGET loupe::loupe)
+    message(FATAL_ERROR "loupe::loupe is not defined")
+endif()
+foreach(dev_target loupe_tests loupe_bench loupe_quickstart loupe_cli)
+    if(TARGET ${dev_target})
+        message(FATAL_ERROR "loupe built its development target ${dev_target} inside a consumer project")
+    endif()
+endforeach()
+if(NOT CMAKE_CXX_STANDARD EQUAL 20)
+    message(FATAL_ERROR "loupe changed the consumer's CMAKE_CXX_STANDARD to '${CMAKE_CXX_STANDARD}'")
+endif()
+if(NOT CMAKE_CXX_FLAGS STREQUAL "${CONSUMER_FLAGS_BEFORE}")
+    message(FATAL_ERROR "loupe changed the consumer's CMAKE_CXX_FLAGS")
+endif()
+
+add_executable(consumer_app "${CMAKE_CURRENT_LIST_DIR}/app.cpp")
+target_link_libraries(consumer_app PRIVATE loupe::loupe)
+add_executable(consumer_app_compiled_out "${CMAKE_CURRENT_LIST_DIR}/app_compiled_out.cpp")
+set_target_properties(consumer_app_compiled_out PROPERTIES LOUPE_COMPILE_OUT ON)
+target_link_libraries(consumer_app_compiled_out PRIVATE loupe::loupe)
