@@ -10,6 +10,7 @@
 // Thread-safety: reading uses only its own state; a `trace` is a plain value.
 #pragma once
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -34,6 +35,7 @@ struct trace {
     std::vector<trace_thread> threads; ///< in definition order, with their latest names
     std::vector<trace_event> events;   ///< in file order: per thread, the order it produced them
     std::vector<trace_drop> drops;     ///< DROPPED records in file order
+    std::vector<trace_context> contexts; ///< CONTEXT records in file order
     trace_end_info end;                ///< END record (zero when !complete)
     bool complete = false;             ///< false only for a cut-short trace read with accept_truncated
 
@@ -42,6 +44,11 @@ struct trace {
         std::uint64_t n = 0;
         for (const auto& d : drops) n += d.count;
         return n;
+    }
+    /// The context `e` ran in (its thread's latest context record at or
+    /// before the event's begin), or nullptr when none was recorded.
+    const trace_context* context_of(const trace_event& e) const noexcept {
+        return e.context == no_context ? nullptr : &contexts[e.context];
     }
     /// The site or thread with that id, or nullptr. O(1).
     const trace_site* find_site(std::uint64_t id) const noexcept { return find(sites, site_index_, id); }
@@ -80,6 +87,29 @@ public:
     void on_event(std::uint64_t, const trace_event& e) override { out_.events.push_back(e); }
     void on_dropped(std::uint64_t, const trace_drop& d) override { out_.drops.push_back(d); }
     void on_end(std::uint64_t, const trace_end_info& e) override { out_.end = e; }
+    void on_context(std::uint64_t, const trace_context& c) override { out_.contexts.push_back(c); }
+
+    /// Sets every event's context: per thread, the latest context record
+    /// whose time is at or before the event's begin.
+    void attribute_contexts() {
+        if (out_.contexts.empty()) return;
+        std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_thread;  // indexes, by time
+        for (std::size_t i = 0; i < out_.contexts.size(); ++i) by_thread[out_.contexts[i].thread_id].push_back(i);
+        for (auto& [thread, indexes] : by_thread) {
+            std::stable_sort(indexes.begin(), indexes.end(), [&](std::size_t a, std::size_t b) {
+                return out_.contexts[a].time_ns < out_.contexts[b].time_ns;
+            });
+        }
+        for (trace_event& e : out_.events) {
+            auto it = by_thread.find(e.thread_id);
+            if (it == by_thread.end()) continue;
+            const auto& indexes = it->second;
+            auto after = std::upper_bound(indexes.begin(), indexes.end(), e.begin_ns, [&](std::uint64_t t, std::size_t i) {
+                return t < out_.contexts[i].time_ns;
+            });
+            if (after != indexes.begin()) e.context = *(after - 1);
+        }
+    }
 
 private:
     trace& out_;
@@ -91,6 +121,7 @@ inline trace read_trace(const void* data, std::size_t size, decode_options optio
     trace t;
     detail::trace_builder builder(t);
     t.complete = decode_trace(data, size, builder, options).complete;
+    builder.attribute_contexts();
     return t;
 }
 

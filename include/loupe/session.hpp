@@ -8,12 +8,13 @@
 //     ...                       // every thread's zones are recorded
 //     loupe::session_stats st = s.stop();  // drained, written, closed
 //
-// Up to 64 sessions run at once, each with its own kinds, sinks and overflow
-// policy; an event wanted by two sessions reaches both.
+// Up to 64 sessions run at once, each with its own kinds, sinks, overflow
+// policy and thread filter; an event wanted by two sessions reaches both.
 #pragma once
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "loupe/detail/runtime.hpp"
@@ -53,6 +54,20 @@ public:
         detail::runtime* current = detail::runtime_pointer().load(std::memory_order_acquire);
         if (state_->owner != current) return state_->stats();  // inherited across fork
         return state_->owner->stop(*state_);
+    }
+
+    /// Replaces the session's thread filter (text as in session_config::filter;
+    /// empty: every thread) while it runs. Each thread applies the new filter
+    /// from its next event; a zone that began recorded still ends recorded.
+    /// Throws loupe::error naming the column for invalid text (the old filter
+    /// stays) or when the session is not running.
+    /// Cost: a parse, two mutexes; every thread re-evaluates once.
+    /// Thread-safety: any thread except the collector.
+    void set_filter(std::string_view text) {
+        if (!state_ || state_->owner != detail::runtime_pointer().load(std::memory_order_acquire)) {
+            throw error("cannot change the filter of a session that is not running");
+        }
+        state_->owner->set_filter(*state_, text);
     }
 
     /// Counts so far (final after `stop`).

@@ -40,6 +40,13 @@ struct session_config {
     std::size_t ring_bytes = std::size_t{1} << 20;
     /// What a full ring does with events for this session.
     overflow_policy overflow = overflow_policy::drop;
+    /// Which threads to record, in the filter language of filter.hpp (see
+    /// docs/filters.md), e.g. `user == "alice" && app in ["shop", "crm"]`.
+    /// Empty: every thread. Evaluated against a thread's context when that
+    /// context or the set of sessions changes, never per event. An invalid
+    /// filter makes start_session throw loupe::error naming the column.
+    /// Build one in code with loupe::where and pass `f.to_string()`.
+    std::string filter;
 };
 
 /// Counts of one session. For every session:

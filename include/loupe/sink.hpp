@@ -3,8 +3,9 @@
 // A sink receives one `record` view at a time, from the collector thread only,
 // never concurrently for one sink (so a sink needs no lock of its own unless
 // another thread reads what it stores). Records arrive in this order:
-// `session_begin`, then events, drop counts and thread renames as they are
-// drained, then `session_end`, followed by `flush()` and `close()`.
+// `session_begin`, then events, drop counts and context changes as they are
+// drained (a thread's context record comes before the events it applies to),
+// then `session_end`, followed by `flush()` and `close()`.
 //
 // Pointers in a record are valid only during the `write` call; copy what you
 // keep. `site` pointers are the exception: they point at static call-site
@@ -17,6 +18,8 @@
 #include "loupe/site.hpp"
 
 namespace loupe {
+
+class context;  // context.hpp
 
 /// Where timestamps come from (all are nanoseconds on one monotonic clock).
 enum class clock_source : std::uint8_t { tsc = 0, steady_clock = 1 };
@@ -46,6 +49,7 @@ enum class record_kind : std::uint8_t {
     counter,        ///< `where`, `thread`, `begin_ns`, `value`
     dropped,        ///< `thread` (null: threads without a ring), `count` events lost
     session_end,    ///< `end_ns` = stop time, `count` = events delivered, `dropped_total`
+    context,        ///< `thread`'s context from `begin_ns` on: `context` (see context.hpp)
 };
 
 /// One record, as a view. Fields that a kind does not use are zero.
@@ -59,6 +63,7 @@ struct record {
     double value = 0.0;
     std::uint64_t count = 0;
     std::uint64_t dropped_total = 0;
+    const loupe::context* context = nullptr;  ///< for record_kind::context
 };
 
 /// Base class of every sink.

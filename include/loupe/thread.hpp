@@ -23,6 +23,7 @@ inline void set_thread_name(std::string_view name) noexcept {
     while (n > 0 && n < name.size() && (static_cast<unsigned char>(name[n]) & 0xC0) == 0x80) --n;
     std::memcpy(ts.pending_name, name.data(), n);
     ts.pending_name[n] = '\0';
+    ts.epoch = 0;  // filters on `thread` see the new name from the next event
 #if LOUPE_OS_LINUX
     char os_name[16];
     std::size_t m = n < 15 ? n : 15;

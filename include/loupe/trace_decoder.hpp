@@ -22,6 +22,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "loupe/context.hpp"
 #include "loupe/detail/format.hpp"
 #include "loupe/error.hpp"
 #include "loupe/sink.hpp"
@@ -80,6 +81,9 @@ struct trace_thread {
 
 enum class event_type : std::uint8_t { zone = 1, instant = 2, counter = 3 };
 
+/// trace_event::context when no context record applies.
+inline constexpr std::size_t no_context = static_cast<std::size_t>(-1);
+
 /// One event with absolute timestamps (ns on the session's clock).
 /// Instants and counters have end_ns == begin_ns; value is set for counters.
 struct trace_event {
@@ -89,12 +93,25 @@ struct trace_event {
     std::uint64_t begin_ns = 0;
     std::uint64_t end_ns = 0;
     double value = 0.0;
+    /// Index into trace::contexts of the context the event ran in (set by
+    /// read_trace; decode_trace visitors see no_context).
+    std::size_t context = no_context;
 };
 
 /// `count` events of `thread_id` (0: threads without a ring) were lost.
 struct trace_drop {
     std::uint64_t thread_id = 0;
     std::uint64_t count = 0;
+};
+
+/// A thread's context (who it serves) from `time_ns` on, until its next
+/// context record. Fields are indexed by loupe::context_field; empty = unset.
+struct trace_context {
+    std::uint64_t thread_id = 0;
+    std::uint64_t time_ns = 0;
+    std::string fields[context_field_count];
+    std::uint8_t truncated_mask = 0;  ///< bit f: field f was cut to 63 bytes
+    const std::string& get(context_field f) const noexcept { return fields[static_cast<unsigned>(f)]; }
 };
 
 struct trace_end_info {
@@ -118,6 +135,7 @@ public:
     virtual void on_event(std::uint64_t /*offset*/, const trace_event&) {}
     virtual void on_dropped(std::uint64_t /*offset*/, const trace_drop&) {}
     virtual void on_end(std::uint64_t /*offset*/, const trace_end_info&) {}
+    virtual void on_context(std::uint64_t /*offset*/, const trace_context&) {}
     /// A record of a kind this reader does not know (skipped).
     virtual void on_unknown(std::uint64_t /*offset*/, std::uint8_t /*kind*/, std::uint64_t /*payload_bytes*/) {}
 };
@@ -291,6 +309,7 @@ private:
             case format::rec_events: events(at, c); break;
             case format::rec_dropped: dropped(at, c); break;
             case format::rec_end: end(at, c); break;
+            case format::rec_context: context_change(at, c); break;
             default:
                 visitor_.on_unknown(at, kind, length);
                 c = trace_cursor(data_, payload_end, payload_end);
@@ -312,6 +331,7 @@ private:
             case format::rec_events: return "EVENTS";
             case format::rec_dropped: return "DROPPED";
             case format::rec_end: return "END";
+            case format::rec_context: return "CONTEXT";
             default: return "unknown";
         }
     }
@@ -449,6 +469,28 @@ private:
         d.count = c.varint("DROPPED count");
         dropped_ += d.count;
         visitor_.on_dropped(at, d);
+    }
+
+    void context_change(std::uint64_t at, trace_cursor& c) {
+        trace_context ctx;
+        const std::uint64_t thread_at = c.pos();
+        ctx.thread_id = c.varint("CONTEXT thread");
+        if (threads_.find(ctx.thread_id) == threads_.end()) {
+            throw trace_error(thread_at, "CONTEXT thread " + std::to_string(ctx.thread_id) + " is not defined before it");
+        }
+        ctx.time_ns = c.u64("CONTEXT time_ns");
+        ctx.truncated_mask = c.u8("CONTEXT truncated flags");
+        for (unsigned f = 0; f < context_field_count; ++f) {
+            const std::uint64_t value_at = c.pos();
+            const std::string_view v = c.bytes(context_field_name(static_cast<context_field>(f)));
+            if (v.size() > max_context_value) {
+                throw trace_error(value_at, std::string("CONTEXT ") + context_field_name(static_cast<context_field>(f)) +
+                                                " has " + std::to_string(v.size()) + " bytes; expected at most " +
+                                                std::to_string(max_context_value));
+            }
+            ctx.fields[f] = std::string(v);
+        }
+        visitor_.on_context(at, ctx);
     }
 
     void end(std::uint64_t at, trace_cursor& c) {

@@ -134,9 +134,9 @@ TEST_F(Cli, StatsGivesEachZoneOverallAndPerThread) {
 TEST_F(Cli, StatsJson) {
     const run_result r = run_cli("stats --json '" + path_ + "'");
     ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(r.out.rfind("{\"session\":\"small\",\"complete\":true", 0), 0u) << r.out;
+    EXPECT_EQ(r.out.rfind("{\"session\":\"small\",\"group_by\":\"thread\",\"complete\":true", 0), 0u) << r.out;
     EXPECT_NE(r.out.find("{\"name\":\"outer\""), std::string::npos);
-    EXPECT_NE(r.out.find("\"thread_name\":\"beta\",\"stats\":{\"count\":2,"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("{\"label\":\"beta\",\"stats\":{\"count\":2,"), std::string::npos) << r.out;
 }
 
 TEST_F(Cli, MissingFileIsOneLineAndExitCodeOne) {

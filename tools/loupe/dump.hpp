@@ -114,6 +114,29 @@ public:
         }
     }
 
+    void on_context(std::uint64_t at, const loupe::trace_context& c) override {
+        std::string fields;
+        for (unsigned f = 0; f < loupe::context_field_count; ++f) {
+            const auto field = static_cast<loupe::context_field>(f);
+            const std::string& v = c.fields[f];
+            if (v.empty()) continue;
+            const bool cut = (c.truncated_mask >> f) & 1u;
+            if (json_) {
+                fields += std::string(",\"") + loupe::context_field_name(field) + "\":" + q(v);
+                if (cut) fields += std::string(",\"") + loupe::context_field_name(field) + "_truncated\":true";
+            } else {
+                fields += std::string(" ") + loupe::context_field_name(field) + "=" + q(v) + (cut ? "(truncated)" : "");
+            }
+        }
+        if (json_) {
+            line(open(at, "context") + ",\"thread\":" + std::to_string(c.thread_id) +
+                 ",\"time_ns\":" + std::to_string(c.time_ns) + fields + "}");
+        } else {
+            text(at, "CONTEXT", "thread " + std::to_string(c.thread_id) + " at " + std::to_string(c.time_ns) +
+                                    (fields.empty() ? " (empty)" : fields));
+        }
+    }
+
     void on_unknown(std::uint64_t at, std::uint8_t kind, std::uint64_t bytes) override {
         if (json_) {
             line(open(at, "unknown") + ",\"kind\":" + std::to_string(kind) + ",\"bytes\":" + std::to_string(bytes) +

@@ -1,7 +1,8 @@
 // loupe: command-line tool for .loupe traces.
 //
 //   loupe dump  FILE [--json] [--partial]   every record, in file order
-//   loupe stats FILE [--json] [--partial]   per-zone count/total/mean/min/p50/p99/max
+//   loupe stats FILE [--json] [--partial] [--by FIELD]
+//                                           per-zone count/total/mean/min/p50/p99/max
 //
 // Exit status: 0 success, 1 the file cannot be read or is not a valid trace
 // (one line "loupe: <file>: byte <offset>: <what>" on stderr), 2 bad usage.
@@ -19,7 +20,7 @@
 namespace {
 
 const char* const usage_text =
-    "usage: loupe <command> FILE [--json] [--partial]\n"
+    "usage: loupe <command> FILE [--json] [--partial] [--by FIELD]\n"
     "\n"
     "commands:\n"
     "  dump    print every record of the trace in file order\n"
@@ -29,6 +30,8 @@ const char* const usage_text =
     "  --json      machine-readable output (dump: JSON Lines, one object per record or event;\n"
     "              stats: one JSON object)\n"
     "  --partial   accept a trace that was cut short (no END record) and use its whole records\n"
+    "  --by FIELD  stats: rows per thread (default) or per value of a context field:\n"
+    "              thread, client, user, session, request, app, component\n"
     "  --help      show this text\n"
     "  --version   show the loupe version\n";
 
@@ -41,6 +44,7 @@ struct options {
     std::string command;
     std::string file;
     bool json = false;
+    loupe::report::group_by grouping = loupe::report::group_by::thread;
     loupe::decode_options decode;
 };
 
@@ -61,7 +65,8 @@ int run(const options& o) {
         }
         return 0;
     }
-    const loupe::report::zone_report report = loupe::report::zone_stats(loupe::read_trace_file(o.file, o.decode));
+    const loupe::report::zone_report report =
+        loupe::report::zone_stats(loupe::read_trace_file(o.file, o.decode), o.grouping);
     const std::string text = o.json ? loupe::report::zone_stats_json(report) : loupe::report::format_zone_stats(report);
     std::fwrite(text.data(), 1, text.size(), stdout);
     return 0;
@@ -86,6 +91,12 @@ int main(int argc, char** argv) {
             o.json = true;
         } else if (arg == "--partial") {
             o.decode.accept_truncated = true;
+        } else if (arg == "--by") {
+            if (i + 1 == argc) return usage_error("--by (argument " + std::to_string(i) + ") needs a FIELD");
+            if (!loupe::report::parse_group_by(argv[++i], o.grouping)) {
+                return usage_error("--by '" + std::string(argv[i]) + "' (argument " + std::to_string(i) +
+                                   "): expected thread, client, user, session, request, app or component");
+            }
         } else if (arg.size() > 1 && arg[0] == '-') {
             return usage_error("unknown option '" + arg + "' (argument " + std::to_string(i) + ")");
         } else {

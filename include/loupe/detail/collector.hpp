@@ -145,6 +145,14 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
     rec.thread = &thread;
     drain_result result;
     result.consumed = r.drain([&](const raw_record& raw) {
+        ring::pending_context& ctx = r.collector_context;
+        if (ctx.received < ctx.bytes) {  // payload of a context header: raw bytes
+            const std::size_t n = std::min(sizeof raw, ctx.bytes - ctx.received);
+            std::memcpy(ctx.data + ctx.received, &raw, n);
+            ctx.received += n;
+            if (ctx.received == ctx.bytes) deliver_context(ctx, live, live_mask, thread);
+            return true;
+        }
         // A session that started after this pass took its snapshot (it may
         // even be stopping already): leave the record for the next pass, which
         // will know the session. Bits of free slots are stale: ignored.
@@ -152,6 +160,14 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         if (unknown != 0 && (unknown & occupied_slots_.load(std::memory_order_acquire)) != 0) {
             result.complete = false;
             return false;
+        }
+        if (raw.where == &context_marker) {
+            ctx.sessions = raw.sessions;
+            ctx.ticks = raw.t0;
+            ctx.bytes = static_cast<std::size_t>(std::min<std::uint64_t>(raw.t1, max_context_payload));
+            ctx.received = 0;
+            if (ctx.bytes == 0) deliver_context(ctx, live, live_mask, thread);
+            return true;
         }
         std::uint64_t targets = raw.sessions & live_mask;
         if (targets == 0) return true;
@@ -186,6 +202,23 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         return true;
     });
     return result;
+}
+
+inline void runtime::deliver_context(ring::pending_context& ctx, const std::shared_ptr<session_state>* live,
+                                     std::uint64_t live_mask, const thread_info& thread) noexcept {
+    const context values = decode_context(ctx.data, ctx.bytes);
+    record rec;
+    rec.kind = record_kind::context;
+    rec.thread = &thread;
+    rec.begin_ns = rec.end_ns = clock_.to_ns(ctx.ticks);
+    rec.context = &values;
+    for (std::uint64_t targets = ctx.sessions & live_mask; targets != 0; targets &= targets - 1) {
+        session_state& s = *live[__builtin_ctzll(targets)];
+        if (static_cast<std::int64_t>(ctx.ticks - s.start_ticks) < 0) continue;  // for the slot's previous session
+        rec.session = &s.info;
+        s.send(rec);
+    }
+    ctx = ring::pending_context{};
 }
 
 inline void runtime::report_drops(ring* r, session_state& s) noexcept {

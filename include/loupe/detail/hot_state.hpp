@@ -25,6 +25,8 @@ struct alignas(64) hot_state {
     /// Session slots that are active, and what each one records.
     std::atomic<std::uint64_t> active_slots{0};
     std::atomic<std::uint32_t> slot_kinds[max_sessions] = {};
+    /// Active session slots that have a thread filter.
+    std::atomic<std::uint64_t> filtered_slots{0};
     /// Ring size (bytes) that a thread acquiring a ring now should get.
     std::atomic<std::uint64_t> ring_bytes{1u << 20};
 };

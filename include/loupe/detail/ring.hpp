@@ -66,6 +66,19 @@ public:
         return true;
     }
 
+    /// Producer only: appends `n` records as one unit (the collector sees all
+    /// or none of them). False when they do not fit now.
+    bool try_push_n(const raw_record* records, std::size_t n) noexcept {
+        std::uint64_t h = head_.load(std::memory_order_relaxed);
+        if (h + n - cached_tail_ > capacity_) {
+            cached_tail_ = tail_.load(std::memory_order_acquire);
+            if (h + n - cached_tail_ > capacity_) return false;
+        }
+        for (std::size_t i = 0; i < n; ++i) slots_[(h + i) & mask_] = records[i];
+        head_.store(h + n, std::memory_order_release);
+        return true;
+    }
+
     /// Producer only: counts one event lost for each session in `sessions`.
     void count_dropped(std::uint64_t sessions) noexcept {
         while (sessions != 0) {
@@ -106,6 +119,7 @@ public:
         cached_tail_ = 0;
         for (auto& d : dropped_) d.store(0, std::memory_order_relaxed);
         for (auto& s : seen_dropped) s = 0;
+        collector_context = pending_context{};
         retired.store(false, std::memory_order_relaxed);
     }
 
@@ -133,6 +147,14 @@ public:
     std::uint64_t seen_dropped[max_sessions] = {};  ///< drops already reported, per slot
     std::string collector_name;                    ///< the collector's copy of the name
     std::uint32_t collector_name_version = ~0u;
+    /// A context record being reassembled from its payload records.
+    struct pending_context {
+        std::uint64_t sessions = 0;
+        std::uint64_t ticks = 0;
+        std::size_t bytes = 0;       ///< payload size
+        std::size_t received = 0;    ///< payload bytes copied so far
+        unsigned char data[416] = {};
+    } collector_context;
 
 private:
     // Producer and consumer indices on their own cache lines.

@@ -12,6 +12,7 @@
 //   closed there), so the child cannot write into the parent's traces.
 #pragma once
 
+#include <errno.h>
 #include <pthread.h>
 #include <unistd.h>
 
@@ -25,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -34,11 +36,13 @@
 #endif
 
 #include "loupe/detail/clock.hpp"
+#include "loupe/detail/context_record.hpp"
 #include "loupe/detail/hot_state.hpp"
 #include "loupe/detail/ring.hpp"
 #include "loupe/detail/session_state.hpp"
 #include "loupe/detail/thread_state.hpp"
 #include "loupe/error.hpp"
+#include "loupe/filter.hpp"
 #include "loupe/session_config.hpp"
 
 namespace loupe::detail {
@@ -72,7 +76,8 @@ public:
     static constexpr std::size_t min_ring_bytes = 256;
     static constexpr std::size_t max_ring_bytes = std::size_t{1} << 30;
 
-    runtime() : clock_(process_clock()), pid_(static_cast<std::uint32_t>(::getpid())) {
+    runtime()
+        : clock_(process_clock()), pid_(static_cast<std::uint32_t>(::getpid())), process_name_(current_process_name()) {
         g_hot.use_tsc.store(clock_.uses_tsc(), std::memory_order_relaxed);
         if (pthread_key_create(&exit_key_, &on_thread_exit) != 0) {
             throw error("loupe: cannot create the thread-exit key (pthread_key_create failed)");
@@ -88,6 +93,7 @@ public:
     /// Any thread. Validates `cfg`, takes a slot and arms the session.
     std::shared_ptr<session_state> start(session_config cfg) {
         validate(cfg);
+        std::shared_ptr<const filter> thread_filter = parse_filter(cfg.name, cfg.filter);
         auto s = std::make_shared<session_state>();
         s->name = std::move(cfg.name);
         s->kinds = cfg.kinds;
@@ -121,6 +127,11 @@ public:
         // the slot's previous session, which reported them when it finished.
         for (ring* r : live_rings_) r->seen_dropped[slot] = r->dropped(slot);
         ringless_seen_[slot] = ringless_dropped_[slot].load(std::memory_order_relaxed);
+        s->filtered = thread_filter != nullptr;
+        {
+            std::unique_lock<std::shared_mutex> filters(filter_mutex_);
+            slot_filters_[slot] = std::move(thread_filter);
+        }
         slots_[slot] = s;
         occupied_slots_.fetch_or(std::uint64_t{1} << slot, std::memory_order_release);
         publish_locked();
@@ -147,6 +158,40 @@ public:
         done_cv_.wait(lock, [&] { return s.phase == session_phase::stopped; });
         return s.stats();
     }
+
+    /// Any thread. Replaces the thread filter of a running session; threads
+    /// apply it from their next event. Throws loupe::error for invalid text
+    /// (the old filter stays) or a session that is not running.
+    void set_filter(session_state& s, std::string_view text) {
+        std::shared_ptr<const filter> thread_filter = parse_filter(s.name, text);
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (s.phase != session_phase::starting && s.phase != session_phase::active) {
+            throw error("cannot change the filter of session '" + s.name + "': it is not running");
+        }
+        s.filtered = thread_filter != nullptr;
+        {
+            std::unique_lock<std::shared_mutex> filters(filter_mutex_);
+            slot_filters_[s.slot].swap(thread_filter);
+        }
+        publish_locked();
+        // The old filter is released here, after no refresh can still use it.
+    }
+
+    /// Host thread, slow path: of the session slots in `candidates`, those
+    /// whose filter does not match `subject`.
+    std::uint64_t filtered_out(std::uint64_t candidates, const filter_subject& subject) const noexcept {
+        std::uint64_t out = 0;
+        std::shared_lock<std::shared_mutex> filters(filter_mutex_);
+        for (; candidates != 0; candidates &= candidates - 1) {
+            const int slot = __builtin_ctzll(candidates);
+            const filter* f = slot_filters_[slot].get();
+            if (f == nullptr || !f->matches(subject)) out |= std::uint64_t{1} << slot;
+        }
+        return out;
+    }
+
+    /// This process's name, as filters see it (`process == "..."`).
+    const std::string& process_name() const noexcept { return process_name_; }
 
     // ------------------------------------------------------------ threads
 
@@ -236,6 +281,25 @@ public:
     pthread_key_t exit_key() const noexcept { return exit_key_; }
 
 private:
+    // Null for an empty filter (every thread matches).
+    static std::shared_ptr<const filter> parse_filter(const std::string& session_name, std::string_view text) {
+        try {
+            filter parsed = filter::parse(text);
+            if (parsed.matches_everything()) return nullptr;
+            return std::make_shared<const filter>(std::move(parsed));
+        } catch (const filter_error& e) {
+            throw error("session '" + session_name + "': " + e.what());
+        }
+    }
+
+    static std::string current_process_name() {
+#if LOUPE_OS_LINUX && defined(__GLIBC__)
+        return program_invocation_short_name ? program_invocation_short_name : "";
+#else
+        return {};
+#endif
+    }
+
     static void validate(const session_config& cfg) {
         const std::string who = "session '" + cfg.name + "': ";
         if (cfg.kinds == 0 || (cfg.kinds & ~kinds::all) != 0) {
@@ -263,7 +327,7 @@ private:
     // Makes the hot words describe the sessions that are starting or active.
     void publish_locked() noexcept {
         std::uint32_t armed = 0;
-        std::uint64_t active = 0, block = 0, ring_bytes = 0;
+        std::uint64_t active = 0, block = 0, filtered = 0, ring_bytes = 0;
         for (int i = 0; i < max_sessions; ++i) {
             const auto& s = slots_[i];
             bool on = s && (s->phase == session_phase::starting || s->phase == session_phase::active);
@@ -272,10 +336,12 @@ private:
             armed |= s->kinds;
             active |= std::uint64_t{1} << i;
             if (s->overflow == overflow_policy::block) block |= std::uint64_t{1} << i;
+            if (s->filtered) filtered |= std::uint64_t{1} << i;
             ring_bytes = std::max<std::uint64_t>(ring_bytes, s->ring_bytes);
         }
         g_hot.active_slots.store(active, std::memory_order_relaxed);
         g_hot.block_slots.store(block, std::memory_order_relaxed);
+        g_hot.filtered_slots.store(filtered, std::memory_order_relaxed);
         if (ring_bytes != 0) g_hot.ring_bytes.store(ring_bytes, std::memory_order_relaxed);
         g_hot.epoch.fetch_add(1, std::memory_order_release);
         g_hot.armed.store(armed, std::memory_order_release);
@@ -314,6 +380,8 @@ private:
         bool complete = true;  ///< false: stopped at a record of a session newer than the snapshot
     };
     drain_result drain_ring(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask) noexcept;
+    void deliver_context(ring::pending_context& ctx, const std::shared_ptr<session_state>* live,
+                         std::uint64_t live_mask, const thread_info& thread) noexcept;
     void report_drops(ring* r, session_state& s) noexcept;
     void report_ringless_drops(session_state& s) noexcept;
     void begin_session(session_state& s) noexcept;
@@ -321,6 +389,11 @@ private:
 
     const tick_clock& clock_;
     const std::uint32_t pid_;
+    const std::string process_name_;
+    // Thread filters by slot. Host threads read them (shared) when they
+    // re-evaluate their session masks; start/set_filter replace them.
+    mutable std::shared_mutex filter_mutex_;
+    std::shared_ptr<const filter> slot_filters_[max_sessions];
     pthread_key_t exit_key_{};
 
     std::mutex mutex_;  // guards everything below unless noted
@@ -432,46 +505,23 @@ inline void runtime::on_thread_exit(void* p) noexcept {
     if (runtime* rtp = runtime_pointer().load(std::memory_order_acquire)) rtp->wake_collector();
 }
 
-template <int>
-LOUPE_NOINLINE std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) noexcept {
-    std::uint64_t epoch = g_hot.epoch.load(std::memory_order_acquire);
-    std::uint64_t by_kind[4] = {0, 0, 0, 0};
-    std::uint64_t active = g_hot.active_slots.load(std::memory_order_relaxed);
-    if (ts.status != thread_exiting && ts.status != thread_collector) {
-        while (active != 0) {
-            int slot = __builtin_ctzll(active);
-            active &= active - 1;
-            std::uint32_t k = g_hot.slot_kinds[slot].load(std::memory_order_relaxed);
-            for (unsigned kind_index = 1; kind_index < 4; ++kind_index) {
-                if (k & (1u << kind_index)) by_kind[kind_index] |= std::uint64_t{1} << slot;
-            }
-        }
-    }
-    std::memcpy(ts.sessions_by_kind, by_kind, sizeof by_kind);
-    ts.epoch = epoch;
-    return by_kind[static_cast<unsigned>(kind)];
-}
+enum class push_outcome { pushed, no_ring, full };
 
-template <int>
-LOUPE_NOINLINE void push_slow(const site* where, std::uint64_t t0, std::uint64_t t1, std::uint64_t sessions) noexcept {
-    thread_state& ts = t_state;
+// Gets the calling thread a ring if it has none and calls `try_push(ring&)`;
+// when the ring is full and one of `sessions` has the block policy, waits for
+// the collector. The caller counts what was not pushed.
+template <class TryPush>
+push_outcome push_waiting(thread_state& ts, std::uint64_t sessions, TryPush&& try_push) noexcept {
     if (ts.owned_ring == nullptr) {
-        if (ts.status == thread_exiting || ts.status == thread_collector) {
-            rt().count_ringless(sessions);
-            return;
-        }
-        ring* fresh = rt().acquire_ring(ts);
-        if (!fresh) {
-            rt().count_ringless(sessions);
-            return;
-        }
-        if (fresh->try_push(where, t0, t1, sessions)) return;
+        if (ts.status == thread_exiting || ts.status == thread_collector) return push_outcome::no_ring;
+        if (rt().acquire_ring(ts) == nullptr) return push_outcome::no_ring;
     }
-    ring* rg = ts.owned_ring;
+    ring& rg = *ts.owned_ring;
+    if (try_push(rg)) return push_outcome::pushed;
     if (sessions & g_hot.block_slots.load(std::memory_order_relaxed)) {
         runtime& owner = rt();
         for (unsigned spin = 0; owner.collector_running(); ++spin) {
-            if (rg->try_push(where, t0, t1, sessions)) return;
+            if (try_push(rg)) return push_outcome::pushed;
             if (!(sessions & g_hot.block_slots.load(std::memory_order_relaxed))) break;
             if (spin < 64) {
                 std::this_thread::yield();
@@ -481,7 +531,86 @@ LOUPE_NOINLINE void push_slow(const site* where, std::uint64_t t0, std::uint64_t
             }
         }
     }
-    rg->count_dropped(sessions);
+    return push_outcome::full;
+}
+
+// Counts one event of `sessions` that could not be pushed.
+inline void count_lost(thread_state& ts, push_outcome outcome, std::uint64_t sessions) noexcept {
+    if (outcome == push_outcome::no_ring) {
+        rt().count_ringless(sessions);
+    } else if (outcome == push_outcome::full) {
+        ts.owned_ring->count_dropped(sessions);
+    }
+}
+
+// The calling thread's context as filters see it.
+inline filter_subject current_subject(const thread_state& ts, std::string_view process, char (&os_name)[64]) noexcept {
+    filter_subject subject;
+    const context_state& c = t_context;
+    for (std::size_t f = 0; f < context_fields; ++f) subject.fields[f] = c.value(f);
+    if (ts.pending_name[0] != '\0') {
+        subject.thread = ts.pending_name;
+    } else {
+        os_name[0] = '\0';
+#if LOUPE_OS_LINUX
+        pthread_getname_np(pthread_self(), os_name, sizeof os_name);
+#endif
+        subject.thread = os_name;
+    }
+    subject.process = process;
+    return subject;
+}
+
+// Re-evaluates which sessions record this thread (kinds, then filters) after
+// the session set or the thread's context changed, and writes the thread's
+// context to them first, so every event they receive follows the context it
+// belongs to. If that context cannot be written (ring full), the event at
+// hand is counted as lost and the next event tries again.
+template <int>
+LOUPE_NOINLINE std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) noexcept {
+    std::uint64_t epoch = g_hot.epoch.load(std::memory_order_acquire);
+    std::uint64_t by_kind[4] = {0, 0, 0, 0};
+    std::uint64_t active = g_hot.active_slots.load(std::memory_order_relaxed);
+    if (ts.status == thread_exiting || ts.status == thread_collector) active = 0;
+    if (const std::uint64_t filtered = active & g_hot.filtered_slots.load(std::memory_order_relaxed)) {
+        const runtime* r = runtime_pointer().load(std::memory_order_acquire);
+        char os_name[64];
+        active &= r ? ~r->filtered_out(filtered, current_subject(ts, r->process_name(), os_name)) : ~filtered;
+    }
+    for (; active != 0; active &= active - 1) {
+        const int slot = __builtin_ctzll(active);
+        const std::uint32_t k = g_hot.slot_kinds[slot].load(std::memory_order_relaxed);
+        for (unsigned kind_index = 1; kind_index < 4; ++kind_index) {
+            if (k & (1u << kind_index)) by_kind[kind_index] |= std::uint64_t{1} << slot;
+        }
+    }
+    std::memcpy(ts.sessions_by_kind, by_kind, sizeof by_kind);
+    ts.epoch = epoch;
+    const std::uint64_t wanted = by_kind[static_cast<unsigned>(kind)];
+    const std::uint64_t recording = by_kind[1] | by_kind[2] | by_kind[3];
+    const context_state& c = t_context;
+    const bool has_context = c.length[0] | c.length[1] | c.length[2] | c.length[3] | c.length[4] | c.length[5];
+    if (recording == 0 || (!has_context && !ts.context_shown)) return wanted;
+
+    raw_record blob[max_context_records];
+    const std::size_t n = encode_context(c, read_ticks(), recording, blob);
+    const push_outcome outcome =
+        push_waiting(ts, recording, [&](ring& r) { return r.capacity() < n || r.try_push_n(blob, n); });
+    if (outcome == push_outcome::pushed) {
+        ts.context_shown = has_context;
+        return wanted;
+    }
+    ts.epoch = 0;  // try again at the next event
+    if (wanted != 0) count_lost(ts, outcome, wanted);
+    return 0;
+}
+
+template <int>
+LOUPE_NOINLINE void push_slow(const site* where, std::uint64_t t0, std::uint64_t t1, std::uint64_t sessions) noexcept {
+    thread_state& ts = t_state;
+    const push_outcome outcome =
+        push_waiting(ts, sessions, [&](ring& r) { return r.try_push(where, t0, t1, sessions); });
+    count_lost(ts, outcome, sessions);
 }
 
 }  // namespace loupe::detail

@@ -32,6 +32,7 @@ struct session_state {
 
     // Guarded by the runtime mutex.
     session_phase phase = session_phase::starting;
+    bool filtered = false;  ///< has a thread filter (the filter itself is in the runtime)
     std::uint64_t stop_ticks = 0;
 
     // Collector thread only.

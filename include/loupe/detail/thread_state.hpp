@@ -28,6 +28,7 @@ struct thread_state {
     std::uint64_t sessions_by_kind[4];  ///< indexed by site_kind
     ring* owned_ring;
     std::uint8_t status;
+    std::uint8_t context_shown;  ///< last context written to a session was not empty
     char pending_name[max_thread_name + 1];  ///< name set before the thread had a ring
 };
 

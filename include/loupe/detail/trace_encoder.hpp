@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "loupe/context.hpp"
 #include "loupe/detail/format.hpp"
 #include "loupe/error.hpp"
 #include "loupe/sink.hpp"
@@ -32,6 +33,7 @@ public:
             case record_kind::counter: return event(r, format::ev_counter);
             case record_kind::dropped: return dropped(r);
             case record_kind::session_end: return end(r);
+            case record_kind::context: return context_change(r);
         }
     }
 
@@ -181,6 +183,27 @@ private:
         append_varint(scratch_, r.count);
         emit(format::rec_dropped);
         events_dropped_ += r.count;
+    }
+
+    // Values are written inline, not interned: request ids are unbounded.
+    void context_change(const record& r) {
+        thread(*r.thread);
+        close_batch();
+        append_varint(scratch_, r.thread->id);
+        unsigned char fixed[8];
+        format::put_u64(fixed, r.begin_ns);
+        scratch_.insert(scratch_.end(), fixed, fixed + 8);
+        std::uint8_t truncated = 0;
+        for (unsigned f = 0; f < context_field_count; ++f) {
+            if (r.context->truncated(static_cast<context_field>(f))) truncated = static_cast<std::uint8_t>(truncated | (1u << f));
+        }
+        scratch_.push_back(truncated);
+        for (unsigned f = 0; f < context_field_count; ++f) {
+            const std::string_view v = r.context->get(static_cast<context_field>(f));
+            append_varint(scratch_, v.size());
+            scratch_.insert(scratch_.end(), v.begin(), v.end());
+        }
+        emit(format::rec_context);
     }
 
     void end(const record& r) {

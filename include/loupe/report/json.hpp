@@ -9,11 +9,15 @@
 #include <string>
 #include <string_view>
 
+#include "loupe/report/text.hpp"
+
 namespace loupe::report::json {
 
-/// Appends `s` as a JSON string literal (quotes included). Bytes >= 0x80 are
-/// copied as they are (names are UTF-8); control characters are escaped.
-inline void append_string(std::string& out, std::string_view s) {
+/// Appends `s` as a JSON string literal (quotes included). Valid UTF-8 is
+/// copied; invalid bytes become the text `\xHH` (see report::printable);
+/// control characters are escaped.
+inline void append_string(std::string& out, std::string_view raw) {
+    const std::string s = printable(raw);
     out += '"';
     for (const char ch : s) {
         const auto c = static_cast<unsigned char>(ch);

@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <cstdio>
 #include <map>
+#include <string_view>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -33,9 +35,27 @@ struct duration_stats {
     std::uint64_t max_ns = 0;
 };
 
-struct zone_thread_stats {
-    std::uint64_t thread_id = 0;
-    std::string thread_name;  ///< empty when the thread was unnamed
+/// What the rows under each zone are: one per thread, or one per value of a
+/// context field (the context each zone ran in, see context.hpp).
+enum class group_by : std::uint8_t { thread, client, user, session, request, app, component };
+
+/// "thread", "client", "user", ... Also what `loupe stats --by` accepts.
+inline const char* group_by_name(group_by g) noexcept {
+    return g == group_by::thread ? "thread" : context_field_name(static_cast<context_field>(static_cast<unsigned>(g) - 1));
+}
+/// Parses a group_by_name; false when `name` is none of them.
+inline bool parse_group_by(std::string_view name, group_by& out) noexcept {
+    for (unsigned i = 0; i <= context_field_count; ++i) {
+        if (name == group_by_name(static_cast<group_by>(i))) {
+            out = static_cast<group_by>(i);
+            return true;
+        }
+    }
+    return false;
+}
+
+struct zone_group_stats {
+    std::string label;  ///< thread name ("thread <id>" if unnamed) or field value ("(unset)" if none)
     duration_stats stats;
 };
 
@@ -45,11 +65,12 @@ struct zone_summary {
     std::uint32_t line = 0;
     std::string function;
     duration_stats overall;
-    std::vector<zone_thread_stats> per_thread;  ///< by thread id
+    std::vector<zone_group_stats> groups;  ///< by thread id, or by field value
 };
 
 struct zone_report {
     std::string session;
+    group_by grouping = group_by::thread;
     std::uint64_t duration_ns = 0;  ///< session start to stop (0 for a cut-short trace)
     std::uint64_t events = 0;
     std::uint64_t dropped = 0;
@@ -98,21 +119,46 @@ inline std::string human_duration(double ns) {
 
 }  // namespace detail
 
-/// Computes the statistics of every zone site of `t`.
-inline zone_report zone_stats(const trace& t) {
+namespace detail {
+inline std::string group_label(const trace& t, const trace_event& e, group_by g) {
+    if (g == group_by::thread) {
+        const trace_thread* th = t.find_thread(e.thread_id);
+        return th && !th->name.empty() ? th->name : "thread " + std::to_string(e.thread_id);
+    }
+    const trace_context* c = t.context_of(e);
+    const std::string none = "(unset)";
+    if (!c) return none;
+    const std::string& v = c->fields[static_cast<unsigned>(g) - 1];
+    return v.empty() ? none : v;
+}
+}  // namespace detail
+
+/// Computes the statistics of every zone site of `t`, with rows per thread
+/// or per value of a context field.
+inline zone_report zone_stats(const trace& t, group_by grouping = group_by::thread) {
     zone_report r;
     r.session = t.session.name;
+    r.grouping = grouping;
     r.complete = t.complete;
     r.duration_ns = t.complete && t.end.end_ns > t.session.start_ns ? t.end.end_ns - t.session.start_ns : 0;
     r.events = t.events.size();
     r.dropped = t.dropped_total();
 
-    // site id -> thread id -> durations
-    std::map<std::uint64_t, std::map<std::uint64_t, std::vector<std::uint64_t>>> by_site;
+    // site id -> group key -> (label, durations); threads sort by id, values by text
+    struct group {
+        std::string label;
+        std::vector<std::uint64_t> durations;
+    };
+    std::map<std::uint64_t, std::map<std::pair<std::uint64_t, std::string>, group>> by_site;
     for (const auto& e : t.events) {
-        if (e.type == event_type::zone) by_site[e.site_id][e.thread_id].push_back(e.end_ns - e.begin_ns);
+        if (e.type != event_type::zone) continue;
+        std::string label = detail::group_label(t, e, grouping);
+        const std::uint64_t order = grouping == group_by::thread ? e.thread_id : 0;
+        group& g = by_site[e.site_id][{order, grouping == group_by::thread ? std::string() : label}];
+        if (g.label.empty()) g.label = std::move(label);
+        g.durations.push_back(e.end_ns - e.begin_ns);
     }
-    for (auto& [site_id, threads] : by_site) {
+    for (auto& [site_id, groups] : by_site) {
         const trace_site* site = t.find_site(site_id);
         zone_summary z;
         z.name = site->name;
@@ -120,13 +166,9 @@ inline zone_report zone_stats(const trace& t) {
         z.line = site->line;
         z.function = site->function;
         std::vector<std::uint64_t> all;
-        for (auto& [thread_id, durations] : threads) {
-            all.insert(all.end(), durations.begin(), durations.end());
-            zone_thread_stats ts;
-            ts.thread_id = thread_id;
-            if (const trace_thread* th = t.find_thread(thread_id)) ts.thread_name = th->name;
-            ts.stats = detail::summarize(durations);
-            z.per_thread.push_back(std::move(ts));
+        for (auto& [key, g] : groups) {
+            all.insert(all.end(), g.durations.begin(), g.durations.end());
+            z.groups.push_back({g.label, detail::summarize(g.durations)});
         }
         z.overall = detail::summarize(all);
         r.zones.push_back(std::move(z));
@@ -137,12 +179,12 @@ inline zone_report zone_stats(const trace& t) {
     return r;
 }
 
-/// A text table: one line per zone (thread "all") followed by one line per
-/// thread that ran it.
+/// A text table: one line per zone ("all") followed by one line per thread
+/// (or field value) that ran it.
 inline std::string format_zone_stats(const zone_report& r) {
     std::string out;
     char line[512];
-    std::snprintf(line, sizeof line, "session \"%s\": %llu events, %llu dropped, %s%s\n\n", r.session.c_str(),
+    std::snprintf(line, sizeof line, "session \"%s\": %llu events, %llu dropped, %s%s\n\n", printable(r.session).c_str(),
                   static_cast<unsigned long long>(r.events), static_cast<unsigned long long>(r.dropped),
                   detail::human_duration(static_cast<double>(r.duration_ns)).c_str(),
                   r.complete ? "" : " (trace cut short)");
@@ -152,7 +194,7 @@ inline std::string format_zone_stats(const zone_report& r) {
         return out;
     }
     const char* const row = "%-24s %-16s %9s %10s %10s %10s %10s %10s %10s  %s\n";
-    std::snprintf(line, sizeof line, row, "zone", "thread", "count", "total", "mean", "min", "p50", "p99", "max",
+    std::snprintf(line, sizeof line, row, "zone", group_by_name(r.grouping), "count", "total", "mean", "min", "p50", "p99", "max",
                   "where");
     out += line;
     auto emit = [&](const std::string& zone, const std::string& thread, const duration_stats& s,
@@ -168,12 +210,8 @@ inline std::string format_zone_stats(const zone_report& r) {
     };
     for (const auto& z : r.zones) {
         const std::string where = z.file.empty() ? std::string() : z.file + ":" + std::to_string(z.line);
-        emit(z.name, "all", z.overall, where);
-        for (const auto& t : z.per_thread) {
-            const std::string thread =
-                t.thread_name.empty() ? "thread " + std::to_string(t.thread_id) : t.thread_name;
-            emit("", thread, t.stats, "");
-        }
+        emit(printable(z.name), "all", z.overall, printable(where));
+        for (const auto& g : z.groups) emit("", printable(g.label), g.stats, "");
     }
     return out;
 }
@@ -189,7 +227,8 @@ inline void append_stats_json(std::string& out, const duration_stats& s) {
 
 /// The report as one JSON object (durations in integer ns, mean as a number).
 inline std::string zone_stats_json(const zone_report& r) {
-    std::string out = "{\"session\":" + json::quote(r.session) + ",\"complete\":" + (r.complete ? "true" : "false") +
+    std::string out = "{\"session\":" + json::quote(r.session) + ",\"group_by\":\"" + group_by_name(r.grouping) +
+                      "\",\"complete\":" + (r.complete ? "true" : "false") +
                       ",\"duration_ns\":" + json::number(r.duration_ns) + ",\"events\":" + json::number(r.events) +
                       ",\"dropped\":" + json::number(r.dropped) + ",\"zones\":[";
     for (std::size_t i = 0; i < r.zones.size(); ++i) {
@@ -198,13 +237,12 @@ inline std::string zone_stats_json(const zone_report& r) {
         out += "{\"name\":" + json::quote(z.name) + ",\"file\":" + json::quote(z.file) +
                ",\"line\":" + std::to_string(z.line) + ",\"function\":" + json::quote(z.function) + ",\"overall\":";
         detail::append_stats_json(out, z.overall);
-        out += ",\"threads\":[";
-        for (std::size_t j = 0; j < z.per_thread.size(); ++j) {
-            const auto& t = z.per_thread[j];
+        out += ",\"groups\":[";
+        for (std::size_t j = 0; j < z.groups.size(); ++j) {
+            const auto& g = z.groups[j];
             if (j) out += ',';
-            out += "{\"thread_id\":" + json::number(t.thread_id) + ",\"thread_name\":" + json::quote(t.thread_name) +
-                   ",\"stats\":";
-            detail::append_stats_json(out, t.stats);
+            out += "{\"label\":" + json::quote(g.label) + ",\"stats\":";
+            detail::append_stats_json(out, g.stats);
             out += '}';
         }
         out += "]}";

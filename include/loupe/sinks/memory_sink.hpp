@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "loupe/context.hpp"
 #include "loupe/sink.hpp"
 
 namespace loupe::sinks {
@@ -25,6 +26,7 @@ struct memory_event {
     double value = 0.0;
     std::uint64_t count = 0;
     std::uint64_t dropped_total = 0;
+    loupe::context context;  ///< for record_kind::context
 };
 
 /// Stores every record. Memory grows with the session: for bounded use, stop
@@ -49,6 +51,7 @@ public:
         e.value = r.value;
         e.count = r.count;
         e.dropped_total = r.dropped_total;
+        if (r.context) e.context = *r.context;
         std::lock_guard<std::mutex> lock(mutex_);
         events_.push_back(std::move(e));
     }

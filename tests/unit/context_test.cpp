@@ -1,0 +1,209 @@
+// Thread annotations: scopes set and restore fields, capture/adopt moves a
+// context, misuse is reported once and never corrupts the context, and
+// memory stays fixed however many values pass through.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <loupe/context.hpp>
+#include <loupe/loupe.hpp>
+
+using loupe::context_field;
+
+namespace {
+
+std::string get(context_field f) { return std::string(loupe::capture_context().get(f)); }
+
+// Collects what the error handler receives while alive.
+class captured_errors {
+public:
+    captured_errors() {
+        loupe::set_error_handler([this](const std::string& m) {
+            std::lock_guard<std::mutex> lock(mutex_);
+            messages_.push_back(m);
+        });
+    }
+    ~captured_errors() { loupe::set_error_handler(nullptr); }
+    std::size_t count_containing(const std::string& needle) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::size_t n = 0;
+        for (const auto& m : messages_) n += m.find(needle) != std::string::npos;
+        return n;
+    }
+
+private:
+    std::mutex mutex_;
+    std::vector<std::string> messages_;
+};
+
+long resident_kib() {
+    std::ifstream status("/proc/self/status");
+    for (std::string line; std::getline(status, line);) {
+        if (line.rfind("VmRSS:", 0) == 0) return std::stol(line.substr(6));
+    }
+    return -1;
+}
+
+}  // namespace
+
+TEST(Context, FieldScopeSetsTheFieldAndRestoresThePreviousValue) {
+    EXPECT_TRUE(loupe::capture_context().empty());
+    {
+        loupe::field_scope user(context_field::user, "alice");
+        EXPECT_EQ(get(context_field::user), "alice");
+        {
+            loupe::field_scope inner(context_field::user, "bob");
+            loupe::field_scope app(context_field::app, "shop");
+            EXPECT_EQ(get(context_field::user), "bob");
+            EXPECT_EQ(get(context_field::app), "shop");
+        }
+        EXPECT_EQ(get(context_field::user), "alice");
+        EXPECT_EQ(get(context_field::app), "");
+    }
+    EXPECT_TRUE(loupe::capture_context().empty());
+}
+
+TEST(Context, ContextScopeSetsSeveralFieldsAsOneChange) {
+    const auto before = loupe::detail::t_context.generation;
+    {
+        loupe::context_scope request({{context_field::user, "alice"},
+                                      {context_field::session, "s-42"},
+                                      {context_field::request, "r-7"},
+                                      {context_field::client, "100"}});
+        EXPECT_EQ(loupe::detail::t_context.generation, before + 1);  // one change, not four
+        const loupe::context c = loupe::capture_context();
+        EXPECT_EQ(c.get(context_field::user), "alice");
+        EXPECT_EQ(c.get(context_field::session), "s-42");
+        EXPECT_EQ(c.get(context_field::request), "r-7");
+        EXPECT_EQ(c.get(context_field::client), "100");
+        EXPECT_EQ(c.get(context_field::app), "");
+    }
+    EXPECT_TRUE(loupe::capture_context().empty());
+}
+
+TEST(Context, AdoptedContextReplacesEveryFieldOnAnotherThreadAndIsRestored) {
+    loupe::context submitted;
+    {
+        loupe::context_scope s({{context_field::user, "carol"}, {context_field::app, "crm"}});
+        submitted = loupe::capture_context();
+    }
+    std::thread worker([&] {
+        loupe::field_scope own(context_field::component, "pool");
+        {
+            loupe::context_scope adopt(submitted);
+            EXPECT_EQ(get(context_field::user), "carol");
+            EXPECT_EQ(get(context_field::app), "crm");
+            EXPECT_EQ(get(context_field::component), "");  // the task's context, not the worker's
+            EXPECT_TRUE(loupe::capture_context() == submitted);
+        }
+        EXPECT_EQ(get(context_field::component), "pool");
+        EXPECT_EQ(get(context_field::user), "");
+    });
+    worker.join();
+}
+
+TEST(Context, ResetClearsEverythingAndLeftoverScopesBecomeHarmless) {
+    captured_errors errors;
+    {
+        loupe::field_scope user(context_field::user, "mallory");
+        loupe::reset_context();  // a pool's task boundary
+        EXPECT_TRUE(loupe::capture_context().empty());
+        loupe::field_scope next(context_field::user, "next-task");
+        EXPECT_EQ(get(context_field::user), "next-task");
+    }  // `next` pops normally; `user` belongs to before the reset: no-op
+    EXPECT_TRUE(loupe::capture_context().empty());
+    EXPECT_EQ(errors.count_containing("context"), 0u);
+}
+
+TEST(Context, LongValuesAreCutAtACharacterBoundaryAndFlagged) {
+    const std::string long_value(100, 'x');
+    {
+        loupe::field_scope s(context_field::request, long_value);
+        const auto c = loupe::capture_context();
+        EXPECT_EQ(c.get(context_field::request).size(), loupe::max_context_value);
+        EXPECT_TRUE(c.truncated(context_field::request));
+    }
+    // 62 ASCII bytes then a 3-byte character: cutting at 63 would split it.
+    const std::string straddling = std::string(62, 'a') + "\xE2\x82\xAC" + "tail";
+    loupe::field_scope s(context_field::user, straddling);
+    const auto c = loupe::capture_context();
+    EXPECT_EQ(c.get(context_field::user), std::string(62, 'a'));
+    EXPECT_TRUE(c.truncated(context_field::user));
+    EXPECT_FALSE(c.truncated(context_field::app));
+}
+
+TEST(Context, OutOfOrderDestructionIsReportedOnceAndEndsWithACleanContext) {
+    captured_errors errors;
+    for (int round = 0; round < 3; ++round) {
+        std::optional<loupe::field_scope> outer, inner;
+        outer.emplace(context_field::user, "outer");
+        inner.emplace(context_field::user, "inner");
+        outer.reset();  // not last-in, first-out
+        EXPECT_EQ(get(context_field::user), "inner");
+        inner.reset();
+        EXPECT_TRUE(loupe::capture_context().empty()) << "round " << round;
+    }
+    EXPECT_EQ(errors.count_containing("out of order"), 1u);
+}
+
+TEST(Context, AScopeEndedOnAnotherThreadIsReportedAndIgnored) {
+    captured_errors errors;
+    std::optional<loupe::field_scope> scope;
+    scope.emplace(context_field::user, "moved");
+    std::thread([&] {
+        loupe::field_scope theirs(context_field::user, "theirs");
+        scope.reset();
+        EXPECT_EQ(get(context_field::user), "theirs");  // this thread's context is untouched
+    }).join();
+    EXPECT_EQ(get(context_field::user), "moved");  // still set: nobody ended it here
+    loupe::reset_context();
+    EXPECT_EQ(errors.count_containing("another thread"), 1u);
+}
+
+TEST(Context, NestingBeyondTheLimitIsReportedAndTheExtraScopesAreIgnored) {
+    captured_errors errors;
+    {
+        std::optional<loupe::field_scope> scopes[40];
+        for (int i = 0; i < 40; ++i) scopes[i].emplace(context_field::request, "r" + std::to_string(i));
+        EXPECT_EQ(get(context_field::request), "r31");  // 32 levels kept
+        for (int i = 39; i >= 0; --i) scopes[i].reset();
+    }
+    EXPECT_TRUE(loupe::capture_context().empty());
+    EXPECT_EQ(errors.count_containing("nested deeper than 32"), 1u);
+}
+
+TEST(Context, TenMillionDistinctRequestIdsDoNotGrowMemory) {
+    const long before = resident_kib();
+    char id[24];
+    for (long i = 0; i < 10'000'000; ++i) {
+        const int n = std::snprintf(id, sizeof id, "req-%ld", i);
+        loupe::field_scope request(context_field::request, std::string_view(id, static_cast<std::size_t>(n)));
+    }
+    const long after = resident_kib();
+    EXPECT_LT(after - before, 1024) << "RSS grew from " << before << " KiB to " << after << " KiB";
+}
+
+TEST(Context, DistinctIdsRecordedIntoASessionDoNotGrowTheHostsMemory) {
+    loupe::session_config cfg;
+    cfg.name = "ids";
+    cfg.sinks = {std::make_shared<loupe::sinks::null_sink>()};
+    cfg.filter = "request ~ \"req-*\"";
+    auto session = loupe::start_session(cfg);
+    const long before = resident_kib();
+    char id[24];
+    for (long i = 0; i < 1'000'000; ++i) {
+        const int n = std::snprintf(id, sizeof id, "req-%ld", i);
+        loupe::field_scope request(context_field::request, std::string_view(id, static_cast<std::size_t>(n)));
+        LOUPE_ZONE("handle");
+    }
+    const long after = resident_kib();
+    const auto stats = session.stop();
+    EXPECT_EQ(stats.delivered + stats.dropped, 1'000'000u);
+    EXPECT_LT(after - before, 4096) << "RSS grew from " << before << " KiB to " << after << " KiB";
+}
