@@ -1,5 +1,6 @@
-// Shared by the benchmark files: a session that discards what it records,
-// started by thread 0 before the timed loop and stopped after it.
+// Shared by the benchmark files: a session that discards what it records
+// (optionally with a thread filter), started by thread 0 before the timed
+// loop and stopped after it.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -8,17 +9,21 @@
 
 #include <memory>
 #include <optional>
+#include <string>
+#include <utility>
 
 namespace loupe_bench {
 
 class discarding_session {
 public:
-    explicit discarding_session(benchmark::State& state, std::uint32_t kinds = loupe::kinds::all)
+    explicit discarding_session(benchmark::State& state, std::uint32_t kinds = loupe::kinds::all,
+                                std::string filter = {})
         : state_(state) {
         if (state_.thread_index() != 0) return;
         loupe::session_config cfg;
         cfg.name = "bench";
         cfg.kinds = kinds;
+        cfg.filter = std::move(filter);
         cfg.sinks = {std::make_shared<loupe::sinks::null_sink>()};
         session_.emplace(loupe::start_session(cfg));
     }

@@ -43,12 +43,37 @@ LOUPE_BENCH_CASE case_zone_recorded() {
     }
 }
 
+LOUPE_BENCH_CASE case_zone_filtered_out() {
+    for (long i = 0; i < iterations; ++i) {
+        LOUPE_ZONE("filtered-out");
+        asm volatile("" ::: "memory");
+    }
+}
+
+LOUPE_BENCH_CASE case_annotate_one_field() {
+    for (long i = 0; i < iterations; ++i) {
+        loupe::field_scope request(loupe::context_field::request, "req-0123456789");
+        asm volatile("" ::: "memory");
+    }
+}
+
 }  // namespace
 
 int main() {
     case_empty();
     case_zone_idle();
     case_floor_two_tsc_ring_write();
+    case_annotate_one_field();
+    {
+        // A session whose filter rejects this thread.
+        loupe::session_config rejecting;
+        rejecting.name = "rejecting";
+        rejecting.sinks = {std::make_shared<loupe::sinks::null_sink>()};
+        rejecting.filter = R"(user == "alice")";
+        auto other = loupe::start_session(rejecting);
+        loupe::field_scope user(loupe::context_field::user, "bob");
+        case_zone_filtered_out();
+    }
     loupe::session_config cfg;
     cfg.name = "instructions";
     cfg.sinks = {std::make_shared<loupe::sinks::null_sink>()};

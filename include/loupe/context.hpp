@@ -104,11 +104,8 @@ inline void reset_context() noexcept { detail::clear_context(); }
 /// Sets one field for the enclosing block. Non-copyable, non-movable.
 class field_scope {
 public:
-    field_scope(context_field f, std::string_view value) noexcept {
-        std::string_view values[context_field_count];
-        values[static_cast<unsigned>(f)] = value;
-        token_ = detail::push_context(static_cast<std::uint8_t>(1u << static_cast<unsigned>(f)), values);
-    }
+    field_scope(context_field f, std::string_view value) noexcept
+        : token_(detail::push_field(static_cast<unsigned>(f) % context_field_count, value)) {}
     ~field_scope() { detail::pop_context(token_); }
     field_scope(const field_scope&) = delete;
     field_scope& operator=(const field_scope&) = delete;

@@ -23,7 +23,9 @@
 #pragma once
 
 #include "loupe/config.hpp"
+#include "loupe/context.hpp"
 #include "loupe/error.hpp"
+#include "loupe/filter.hpp"
 #include "loupe/session.hpp"
 #include "loupe/sink.hpp"
 #include "loupe/sinks/callback_sink.hpp"

@@ -139,6 +139,32 @@ TEST_F(Cli, StatsJson) {
     EXPECT_NE(r.out.find("{\"label\":\"beta\",\"stats\":{\"count\":2,"), std::string::npos) << r.out;
 }
 
+TEST_F(Cli, StatsByUserGroupsByContextAndEscapesInvalidUtf8) {
+    const run_result r = run_cli("stats '" + path_ + "' --by user");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(lines(r.out)[2].find(" user "), std::string::npos) << r.out;
+    bool ann = false, beta = false;
+    for (const auto& line : lines(r.out)) {
+        std::istringstream fields(line);
+        std::string first, second;
+        fields >> first >> second;
+        ann = ann || (first == "ann" && second == "3");
+        beta = beta || (first == "b\\xff" && second == "2");
+    }
+    EXPECT_TRUE(ann) << r.out;
+    EXPECT_TRUE(beta) << r.out;
+    EXPECT_EQ(r.out.find('\xff'), std::string::npos);  // never printed raw
+
+    const run_result dump = run_cli("dump --json '" + path_ + "'");
+    EXPECT_NE(dump.out.find("\"record\":\"context\""), std::string::npos);
+    EXPECT_NE(dump.out.find("\"user\":\"b\\\\xff\""), std::string::npos) << dump.out;
+    EXPECT_EQ(dump.out.find('\xff'), std::string::npos);
+
+    const run_result bad = run_cli("stats '" + path_ + "' --by nobody");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_NE(bad.err.find("--by 'nobody'"), std::string::npos) << bad.err;
+}
+
 TEST_F(Cli, MissingFileIsOneLineAndExitCodeOne) {
     const run_result r = run_cli("stats '" + path_ + ".nope'");
     EXPECT_EQ(r.status, 1);

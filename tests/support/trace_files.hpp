@@ -19,8 +19,9 @@ inline std::string temp_trace_path(const std::string& tag) {
     return std::string(LOUPE_TEST_BINARY_DIR) + "/" + tag + "_" + std::to_string(::getpid()) + ".loupe";
 }
 
-/// Records a small, varied session into `path`: two named threads with
-/// nested zones, instants and counters. Returns the session stats.
+/// Records a small, varied session into `path`: two named threads serving
+/// users "ann" and "b\xff" with nested zones, instants and counters.
+/// Returns the session stats.
 inline loupe::session_stats write_small_trace(const std::string& path,
                                               std::shared_ptr<loupe::sink> also = nullptr) {
     loupe::session_config cfg;
@@ -30,6 +31,9 @@ inline loupe::session_stats write_small_trace(const std::string& path,
     auto session = loupe::start_session(cfg);
     auto work = [](const char* thread_name, int n) {
         LOUPE_THREAD_NAME(thread_name);
+        // Each thread serves a user; beta's name is not valid UTF-8 (\xff).
+        loupe::context_scope who({{loupe::context_field::user, thread_name[0] == 'a' ? "ann" : "b\xff"},
+                                  {loupe::context_field::app, "shop"}});
         for (int i = 0; i < n; ++i) {
             LOUPE_ZONE("outer");
             {

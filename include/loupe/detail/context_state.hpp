@@ -136,12 +136,37 @@ inline context_token push_context(std::uint8_t mask, const std::string_view* val
     return token;
 }
 
+/// push_context for one field: the common case, kept short.
+inline context_token push_field(std::size_t f, std::string_view value) noexcept {
+    context_state& c = t_context;
+    const std::uint8_t length = clamp_context_value(value);
+    const std::size_t n = length & ~value_truncated;
+    if (LOUPE_UNLIKELY(c.depth == max_context_depth || c.arena_top + n > context_arena_bytes)) {
+        report_context_misuse(context_misuse::too_deep);
+        return {};
+    }
+    context_frame& fr = c.frames[c.depth];
+    fr.serial = ++c.next_serial;
+    fr.arena_mark = static_cast<std::uint16_t>(c.arena_top);
+    fr.mask = static_cast<std::uint8_t>(1u << f);
+    fr.dead = 0;
+    fr.saved_offset[f] = c.offset[f];
+    fr.saved_length[f] = c.length[f];
+    std::memcpy(c.arena + c.arena_top, value.data(), n);
+    c.offset[f] = static_cast<std::uint16_t>(c.arena_top);
+    c.length[f] = length;
+    c.arena_top += static_cast<std::uint32_t>(n);
+    const context_token token{&c, c.depth, fr.serial};
+    ++c.depth;
+    context_changed();
+    return token;
+}
+
 inline void restore_frame(context_state& c, const context_frame& fr) noexcept {
-    for (std::size_t f = 0; f < context_fields; ++f) {
-        if (fr.mask & (1u << f)) {
-            c.offset[f] = fr.saved_offset[f];
-            c.length[f] = fr.saved_length[f];
-        }
+    for (unsigned mask = fr.mask; mask != 0; mask &= mask - 1) {
+        const unsigned f = static_cast<unsigned>(__builtin_ctz(mask));
+        c.offset[f] = fr.saved_offset[f];
+        c.length[f] = fr.saved_length[f];
     }
     c.arena_top = fr.arena_mark;
 }

@@ -12,9 +12,14 @@
 //   closed there), so the child cannot write into the parent's traces.
 #pragma once
 
+#include "loupe/config.hpp"
+
 #include <errno.h>
 #include <pthread.h>
 #include <unistd.h>
+#if LOUPE_OS_LINUX
+#    include <sys/syscall.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
