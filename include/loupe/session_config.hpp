@@ -36,7 +36,9 @@ struct session_config {
     /// Per-thread ring size in bytes (32 bytes per event, rounded down to a
     /// power of two, at least 256 B). Applies to threads that get their ring
     /// while this session is active; the largest value among active sessions
-    /// wins. A thread keeps its ring until it exits. Default 1 MiB.
+    /// wins. A thread keeps its ring until it exits. Default 1 MiB. A thread's
+    /// context (context.hpp) needs up to 416 bytes of ring at once; rings
+    /// smaller than 512 B carry events but not contexts.
     std::size_t ring_bytes = std::size_t{1} << 20;
     /// What a full ring does with events for this session.
     overflow_policy overflow = overflow_policy::drop;

@@ -178,15 +178,26 @@ TEST(Context, NestingBeyondTheLimitIsReportedAndTheExtraScopesAreIgnored) {
     EXPECT_EQ(errors.count_containing("nested deeper than 32"), 1u);
 }
 
-TEST(Context, TenMillionDistinctRequestIdsDoNotGrowMemory) {
-    const long before = resident_kib();
+namespace {
+// Annotates requests first..last-1 with distinct ids, each with one zone.
+void annotate_requests(long first, long last) {
     char id[24];
-    for (long i = 0; i < 10'000'000; ++i) {
+    for (long i = first; i < last; ++i) {
         const int n = std::snprintf(id, sizeof id, "req-%ld", i);
         loupe::field_scope request(context_field::request, std::string_view(id, static_cast<std::size_t>(n)));
+        LOUPE_ZONE("handle");
     }
+}
+}  // namespace
+
+// Memory is compared after a warm-up pass, so that what is allocated once
+// (the ring, sanitizer shadow memory) does not count.
+TEST(Context, TenMillionDistinctRequestIdsDoNotGrowMemory) {
+    annotate_requests(0, 1'000'000);
+    const long before = resident_kib();
+    annotate_requests(1'000'000, 10'000'000);
     const long after = resident_kib();
-    EXPECT_LT(after - before, 1024) << "RSS grew from " << before << " KiB to " << after << " KiB";
+    EXPECT_LT(after - before, 256) << "RSS grew from " << before << " KiB to " << after << " KiB";
 }
 
 TEST(Context, DistinctIdsRecordedIntoASessionDoNotGrowTheHostsMemory) {
@@ -195,15 +206,11 @@ TEST(Context, DistinctIdsRecordedIntoASessionDoNotGrowTheHostsMemory) {
     cfg.sinks = {std::make_shared<loupe::sinks::null_sink>()};
     cfg.filter = "request ~ \"req-*\"";
     auto session = loupe::start_session(cfg);
+    annotate_requests(0, 200'000);
     const long before = resident_kib();
-    char id[24];
-    for (long i = 0; i < 1'000'000; ++i) {
-        const int n = std::snprintf(id, sizeof id, "req-%ld", i);
-        loupe::field_scope request(context_field::request, std::string_view(id, static_cast<std::size_t>(n)));
-        LOUPE_ZONE("handle");
-    }
+    annotate_requests(200'000, 1'200'000);
     const long after = resident_kib();
     const auto stats = session.stop();
-    EXPECT_EQ(stats.delivered + stats.dropped, 1'000'000u);
-    EXPECT_LT(after - before, 4096) << "RSS grew from " << before << " KiB to " << after << " KiB";
+    EXPECT_EQ(stats.delivered + stats.dropped, 1'200'000u);
+    EXPECT_LT(after - before, 512) << "RSS grew from " << before << " KiB to " << after << " KiB";
 }
