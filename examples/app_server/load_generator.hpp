@@ -1,0 +1,89 @@
+// The demo's built-in load: one client thread per (user, session) pair, each
+// on its own keep-alive connection, sending a user-specific mix of requests.
+// alice fills big carts before checking out (slow checkouts), bob mostly
+// searches, carol does a bit of everything.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "http.hpp"
+
+namespace app_server {
+
+class load_generator {
+public:
+    load_generator(int port, int requests_per_client) : port_(port), per_client_(requests_per_client) {
+        const char* const users[] = {"alice", "bob", "carol"};
+        for (const char* user : users) {
+            for (int session = 1; session <= 2; ++session) {
+                clients_.emplace_back([this, user, session] { run_client(user, session); });
+            }
+        }
+    }
+    ~load_generator() { join(); }
+
+    void join() {
+        for (auto& c : clients_) {
+            if (c.joinable()) c.join();
+        }
+    }
+    std::uint64_t completed() const { return completed_.load(); }
+    std::uint64_t failed() const { return failed_.load(); }
+    std::uint64_t total() const { return static_cast<std::uint64_t>(per_client_) * clients_.size(); }
+
+private:
+    static std::string next_target(const std::string& user, int i) {
+        if (user == "alice") return i % 8 == 7 ? "/checkout" : "/cart/add";
+        if (user == "bob") return i % 10 == 9 ? "/cart/add" : "/search?q=lamp" + std::string(i % 5, 's');
+        switch (i % 3) {
+            case 0: return "/search?q=chair";
+            case 1: return "/cart/add";
+            default: return "/checkout";
+        }
+    }
+
+    void run_client(const std::string& user, int session) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        addr.sin_port = htons(static_cast<std::uint16_t>(port_));
+        if (fd < 0 || ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+            failed_ += static_cast<std::uint64_t>(per_client_);
+            if (fd >= 0) ::close(fd);
+            return;
+        }
+        const std::string session_id = user + "-s" + std::to_string(session);
+        std::string buffer;
+        for (int i = 0; i < per_client_; ++i) {
+            const std::string target = next_target(user, i);
+            const std::string method = target.rfind("/search", 0) == 0 ? "GET" : "POST";
+            const std::string request = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-User: " + user +
+                                        "\r\nX-Session: " + session_id + "\r\nX-Request-Id: " + session_id + "-r" +
+                                        std::to_string(i) + "\r\nContent-Length: 0\r\n\r\n";
+            if (!send_all(fd, request) || read_response(fd, buffer) != 200) {
+                ++failed_;
+                break;
+            }
+            ++completed_;
+        }
+        ::close(fd);
+    }
+
+    int port_;
+    int per_client_;
+    std::atomic<std::uint64_t> completed_{0};
+    std::atomic<std::uint64_t> failed_{0};
+    std::vector<std::thread> clients_;
+};
+
+}  // namespace app_server

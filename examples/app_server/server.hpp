@@ -1,0 +1,133 @@
+// The demo's HTTP server: listens on 127.0.0.1 (an ephemeral port), accepts
+// connections on one thread and serves each keep-alive connection on a
+// worker from a fixed pool. Every request runs under a context scope built
+// from its headers (user, session, request id) plus app and component, which
+// is what lets a session record only one user's requests.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <loupe/loupe.hpp>
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "http.hpp"
+#include "shop.hpp"
+
+namespace app_server {
+
+class server {
+public:
+    explicit server(int workers) {
+        listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        if (listener_ < 0) throw std::runtime_error("socket() failed");
+        sockaddr_in addr{};
+        addr.sin_family = AF_INET;
+        addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        addr.sin_port = 0;
+        socklen_t len = sizeof addr;
+        if (::bind(listener_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(listener_, 64) != 0 ||
+            ::getsockname(listener_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+            ::close(listener_);
+            throw std::runtime_error("cannot listen on 127.0.0.1");
+        }
+        port_ = ntohs(addr.sin_port);
+        for (int i = 0; i < workers; ++i) {
+            workers_.emplace_back([this, i] {
+                LOUPE_THREAD_NAME("http-worker-" + std::to_string(i + 1));
+                serve_connections();
+            });
+        }
+        acceptor_ = std::thread([this] {
+            LOUPE_THREAD_NAME("http-acceptor");
+            accept_loop();
+        });
+    }
+
+    ~server() {
+        stopping_ = true;
+        ::shutdown(listener_, SHUT_RDWR);
+        ::close(listener_);
+        acceptor_.join();
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            done_ = true;
+        }
+        cv_.notify_all();
+        for (auto& w : workers_) w.join();
+    }
+
+    int port() const { return port_; }
+    std::uint64_t requests_served() const { return served_.load(); }
+
+private:
+    void accept_loop() {
+        while (!stopping_) {
+            const int fd = ::accept(listener_, nullptr, nullptr);
+            if (fd < 0) continue;
+            std::lock_guard<std::mutex> lock(mutex_);
+            connections_.push_back(fd);
+            cv_.notify_one();
+        }
+    }
+
+    void serve_connections() {
+        for (;;) {
+            int fd;
+            {
+                std::unique_lock<std::mutex> lock(mutex_);
+                cv_.wait(lock, [this] { return done_ || !connections_.empty(); });
+                if (connections_.empty()) return;
+                fd = connections_.front();
+                connections_.pop_front();
+            }
+            serve(fd);
+            ::close(fd);
+        }
+    }
+
+    void serve(int fd) {
+        std::string buffer;
+        http_request request;
+        while (read_request(fd, buffer, request)) {
+            std::string body;
+            int status;
+            {
+                // Who this request is for, from its headers: one context change.
+                loupe::context_scope who({{loupe::context_field::user, request.header("x-user")},
+                                          {loupe::context_field::session, request.header("x-session")},
+                                          {loupe::context_field::request, request.header("x-request-id")},
+                                          {loupe::context_field::app, "shop"},
+                                          {loupe::context_field::component, shop::endpoint(request.path())}});
+                LOUPE_ZONE("handle_request");
+                status = shop_.handle(request, body);
+            }
+            ++served_;
+            if (!write_response(fd, status, body)) return;
+        }
+    }
+
+    int listener_ = -1;
+    int port_ = 0;
+    shop shop_;
+    std::atomic<bool> stopping_{false};
+    std::atomic<std::uint64_t> served_{0};
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::deque<int> connections_;
+    bool done_ = false;
+    std::thread acceptor_;
+    std::vector<std::thread> workers_;
+};
+
+}  // namespace app_server
