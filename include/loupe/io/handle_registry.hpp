@@ -1,0 +1,324 @@
+// The always-on handle registry: what every open descriptor refers to (name
+// or path, kind, when and by which thread it was opened), kept whether or
+// not a session records, so that a session started late still knows which
+// file or socket a read belongs to.
+//
+// Layout: descriptors 0..capacity-1 live in a two-level array of chunks
+// allocated on first use (growth never moves a slot); other values go to a
+// small locked overflow map. Each slot has a generation, bumped by every
+// open: a close that began before a newer open of the same descriptor (the
+// kernel reused it) can never wipe the newer file's metadata, and readers
+// copy a slot under a seqlock, so they never see half of an update.
+//
+// Cost: note_open/close: a few atomic stores and a copy of the name (no
+// allocation after the chunk exists); lookup: a copy of the slot.
+// Thread-safety: every member may be called from any thread at any time.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <new>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#if defined(__linux__)
+#    include <unistd.h>
+#endif
+
+#include "loupe/config.hpp"
+
+namespace loupe::io {
+
+enum class resource_kind : std::uint8_t { unknown = 0, file = 1, socket = 2, pipe = 3, other = 4 };
+
+inline const char* resource_kind_name(resource_kind k) noexcept {
+    switch (k) {
+        case resource_kind::file: return "file";
+        case resource_kind::socket: return "socket";
+        case resource_kind::pipe: return "pipe";
+        case resource_kind::other: return "other";
+        case resource_kind::unknown: break;
+    }
+    return "unknown";
+}
+
+/// What the registry knows about one open descriptor.
+struct handle_info {
+    std::string name;                   ///< path, socket peer, "pipe", ...; cut to max_name bytes
+    resource_kind kind = resource_kind::unknown;
+    std::uint64_t resource_id = 0;      ///< unique per open; kept by dup
+    std::uint64_t generation = 0;       ///< bumps on every (re)use of the descriptor
+    std::uint64_t open_ticks = 0;       ///< loupe clock ticks at open (0 when backfilled)
+    std::uint64_t opener_thread = 0;    ///< OS thread id of the opener (0 when backfilled)
+    bool name_truncated = false;
+    bool backfilled = false;            ///< learned from /proc/self/fd, not seen opened
+};
+
+/// A close in progress: begin_close's view of the slot, given to end_close.
+struct close_ticket {
+    std::int64_t fd = -1;
+    std::uint64_t generation = 0;
+};
+
+class handle_registry {
+public:
+    static constexpr std::size_t max_name = 247;  ///< bytes of name kept per descriptor
+    static constexpr std::size_t chunk_slots = 256;
+
+    /// `capacity` descriptors (rounded up to whole chunks) use the direct array.
+    explicit handle_registry(std::size_t capacity = 32768)
+        : chunks_count_((capacity + chunk_slots - 1) / chunk_slots), chunks_(new std::atomic<chunk*>[chunks_count_]) {
+        for (std::size_t i = 0; i < chunks_count_; ++i) chunks_[i].store(nullptr, std::memory_order_relaxed);
+    }
+    ~handle_registry() {
+        for (std::size_t i = 0; i < chunks_count_; ++i) delete chunks_[i].load(std::memory_order_relaxed);
+        delete[] chunks_;
+    }
+    handle_registry(const handle_registry&) = delete;
+    handle_registry& operator=(const handle_registry&) = delete;
+
+    std::size_t capacity() const noexcept { return chunks_count_ * chunk_slots; }
+
+    /// `fd` was just opened (the kernel gave it to us, so whatever was there
+    /// before is gone): records it and returns its new generation.
+    std::uint64_t note_open(std::int64_t fd, std::string_view name, resource_kind kind, std::uint64_t open_ticks,
+                            std::uint64_t opener_thread) noexcept {
+        return store(fd, name, kind, open_ticks, opener_thread, next_resource_id(), false, nullptr);
+    }
+
+    /// `to` now refers to what `from` refers to (dup, dup2, dup3, F_DUPFD).
+    /// Unknown `from`: `to` is registered as unknown.
+    std::uint64_t note_dup(std::int64_t from, std::int64_t to, std::uint64_t ticks, std::uint64_t thread) noexcept {
+        handle_info source;
+        if (!lookup(from, source)) {
+            return store(to, "", resource_kind::unknown, ticks, thread, next_resource_id(), false, nullptr);
+        }
+        return store(to, source.name, source.kind, source.open_ticks, source.opener_thread, source.resource_id,
+                     source.backfilled, nullptr);
+    }
+
+    /// Replaces the name of an open descriptor (a socket learns its peer at
+    /// connect). Ignored when `fd` was reopened since `generation`.
+    void note_name(std::int64_t fd, std::uint64_t generation, std::string_view name) noexcept {
+        handle_info current;
+        if (!lookup(fd, current) || current.generation != generation) return;
+        store(fd, name, current.kind, current.open_ticks, current.opener_thread, current.resource_id,
+              current.backfilled, &generation);
+    }
+
+    /// Call before the real close(): remembers which generation is closing.
+    close_ticket begin_close(std::int64_t fd) noexcept {
+        handle_info current;
+        return {fd, lookup(fd, current) ? current.generation : 0};
+    }
+
+    /// Call after the real close(): forgets the descriptor unless it was
+    /// reopened in between (then the newer metadata stays). Returns whether
+    /// the slot was cleared. A failed close (EBADF) clears nothing.
+    bool end_close(const close_ticket& t, bool closed) noexcept {
+        if (!closed || t.generation == 0) return false;
+        if (slot* s = direct(t.fd, false)) {
+            std::uint64_t expected = live(t.generation);
+            return s->state.compare_exchange_strong(expected, free_state(t.generation), std::memory_order_acq_rel);
+        }
+        std::lock_guard<std::mutex> lock(overflow_mutex_);
+        auto it = overflow_.find(t.fd);
+        if (it == overflow_.end() || it->second.generation != t.generation) return false;
+        overflow_.erase(it);
+        return true;
+    }
+
+    /// Copies what is known about `fd` into `out`; false when nothing is.
+    bool lookup(std::int64_t fd, handle_info& out) const noexcept {
+        if (const slot* s = direct(fd, false)) return read(*s, out);
+        std::lock_guard<std::mutex> lock(overflow_mutex_);
+        auto it = overflow_.find(fd);
+        if (it == overflow_.end()) return false;
+        try {
+            out = it->second;
+        } catch (...) {
+            return false;
+        }
+        return true;
+    }
+
+    /// lookup(), and when `fd` is unknown, learns it from /proc/self/fd
+    /// (Linux): descriptors opened before loupe saw them, inherited ones,
+    /// or ones opened by code that does not use the wrappers.
+    bool lookup_or_backfill(std::int64_t fd, handle_info& out) noexcept {
+        if (lookup(fd, out)) return true;
+#if defined(__linux__)
+        if (fd < 0) return false;
+        char link[64];
+        std::snprintf(link, sizeof link, "/proc/self/fd/%lld", static_cast<long long>(fd));
+        char target[max_name + 1];
+        const ssize_t n = ::readlink(link, target, sizeof target - 1);
+        if (n <= 0) return false;
+        const std::string_view name(target, static_cast<std::size_t>(n));
+        resource_kind kind = resource_kind::file;
+        if (name.rfind("socket:", 0) == 0) kind = resource_kind::socket;
+        if (name.rfind("pipe:", 0) == 0) kind = resource_kind::pipe;
+        if (name.rfind("anon_inode:", 0) == 0) kind = resource_kind::other;
+        std::uint64_t unused_generation = 0;
+        // Only into a free slot: a concurrent real open wins.
+        store(fd, name, kind, 0, 0, next_resource_id(), true, &unused_generation, /*only_if_free=*/true);
+        return lookup(fd, out);
+#else
+        return false;
+#endif
+    }
+
+private:
+    // state = generation << 2 | status
+    static constexpr std::uint64_t st_free = 0, st_writing = 1, st_live = 2;
+    static std::uint64_t live(std::uint64_t g) noexcept { return g << 2 | st_live; }
+    static std::uint64_t free_state(std::uint64_t g) noexcept { return g << 2 | st_free; }
+
+    struct slot {
+        std::atomic<std::uint64_t> state{0};
+        std::atomic<std::uint64_t> resource_id{0};
+        std::atomic<std::uint64_t> open_ticks{0};
+        std::atomic<std::uint64_t> opener_thread{0};
+        std::atomic<std::uint64_t> flags{0};  // kind | truncated << 8 | backfilled << 9 | name length << 16
+        std::atomic<std::uint64_t> name_words[(max_name + 7) / 8];
+    };
+    struct chunk {
+        slot slots[chunk_slots];
+    };
+
+    static std::uint64_t next_resource_id() noexcept {
+        static std::atomic<std::uint64_t> next{0};
+        return next.fetch_add(1, std::memory_order_relaxed) + 1;
+    }
+
+    slot* direct(std::int64_t fd, bool create) const noexcept {
+        if (fd < 0 || static_cast<std::uint64_t>(fd) >= capacity()) return nullptr;
+        std::atomic<chunk*>& c = chunks_[static_cast<std::size_t>(fd) / chunk_slots];
+        chunk* p = c.load(std::memory_order_acquire);
+        if (p == nullptr && create) {
+            chunk* fresh = new (std::nothrow) chunk;
+            if (fresh == nullptr) return nullptr;
+            if (c.compare_exchange_strong(p, fresh, std::memory_order_acq_rel)) {
+                p = fresh;
+            } else {
+                delete fresh;  // another thread won; p holds its chunk
+            }
+        }
+        return p ? &p->slots[static_cast<std::size_t>(fd) % chunk_slots] : nullptr;
+    }
+
+    // Writes a slot: free/live(g) -> writing(g+1) -> live(g+1). With
+    // `expect_generation`, only if the slot is still live at that generation
+    // (or, with only_if_free, free). Returns the new generation (0: skipped).
+    std::uint64_t store(std::int64_t fd, std::string_view name, resource_kind kind, std::uint64_t ticks,
+                        std::uint64_t thread, std::uint64_t resource, bool backfilled,
+                        const std::uint64_t* expect_generation, bool only_if_free = false) noexcept {
+        const bool truncated = name.size() > max_name;
+        if (truncated) name = name.substr(0, max_name);
+        slot* s = direct(fd, true);
+        if (s == nullptr) {
+            if (fd >= 0 && static_cast<std::uint64_t>(fd) < capacity()) return 0;  // out of memory
+            return store_overflow(fd, name, kind, ticks, thread, resource, backfilled, truncated, expect_generation,
+                                  only_if_free);
+        }
+        std::uint64_t old = s->state.load(std::memory_order_relaxed);
+        std::uint64_t generation;
+        for (;;) {
+            if ((old & 3) == st_writing) {  // another writer: wait for it
+                old = s->state.load(std::memory_order_relaxed);
+                continue;
+            }
+            if (only_if_free && (old & 3) != st_free) return 0;
+            if (!only_if_free && expect_generation && old != live(*expect_generation)) return 0;
+            generation = (old >> 2) + 1;
+            if (s->state.compare_exchange_weak(old, generation << 2 | st_writing, std::memory_order_acquire)) break;
+        }
+        s->resource_id.store(resource, std::memory_order_relaxed);
+        s->open_ticks.store(ticks, std::memory_order_relaxed);
+        s->opener_thread.store(thread, std::memory_order_relaxed);
+        s->flags.store(static_cast<std::uint64_t>(kind) | std::uint64_t{truncated} << 8 |
+                           std::uint64_t{backfilled} << 9 | std::uint64_t{name.size()} << 16,
+                       std::memory_order_relaxed);
+        for (std::size_t w = 0; w * 8 < name.size(); ++w) {
+            std::uint64_t word = 0;
+            std::memcpy(&word, name.data() + w * 8, std::min<std::size_t>(8, name.size() - w * 8));
+            s->name_words[w].store(word, std::memory_order_relaxed);
+        }
+        s->state.store(live(generation), std::memory_order_release);
+        return generation;
+    }
+
+    std::uint64_t store_overflow(std::int64_t fd, std::string_view name, resource_kind kind, std::uint64_t ticks,
+                                 std::uint64_t thread, std::uint64_t resource, bool backfilled, bool truncated,
+                                 const std::uint64_t* expect_generation, bool only_if_free) noexcept {
+        try {
+            std::lock_guard<std::mutex> lock(overflow_mutex_);
+            auto it = overflow_.find(fd);
+            if (only_if_free && it != overflow_.end()) return 0;
+            if (!only_if_free && expect_generation &&
+                (it == overflow_.end() || it->second.generation != *expect_generation)) {
+                return 0;
+            }
+            const std::uint64_t generation = ++overflow_generation_;
+            handle_info& info = overflow_[fd];
+            info.name.assign(name.data(), name.size());
+            info.kind = kind;
+            info.resource_id = resource;
+            info.generation = generation;
+            info.open_ticks = ticks;
+            info.opener_thread = thread;
+            info.name_truncated = truncated;
+            info.backfilled = backfilled;
+            return generation;
+        } catch (...) {
+            return 0;
+        }
+    }
+
+    static bool read(const slot& s, handle_info& out) noexcept {
+        for (;;) {
+            const std::uint64_t before = s.state.load(std::memory_order_acquire);
+            if ((before & 3) == st_free) return false;
+            if ((before & 3) == st_writing) continue;
+            const std::uint64_t flags = s.flags.load(std::memory_order_relaxed);
+            char name[max_name + 8];
+            const std::size_t length = static_cast<std::size_t>(flags >> 16) & 0xffff;
+            if (length > max_name) continue;
+            for (std::size_t w = 0; w * 8 < length; ++w) {
+                const std::uint64_t word = s.name_words[w].load(std::memory_order_relaxed);
+                std::memcpy(name + w * 8, &word, 8);
+            }
+            const std::uint64_t resource = s.resource_id.load(std::memory_order_relaxed);
+            const std::uint64_t ticks = s.open_ticks.load(std::memory_order_relaxed);
+            const std::uint64_t thread = s.opener_thread.load(std::memory_order_relaxed);
+            std::atomic_thread_fence(std::memory_order_acquire);
+            if (s.state.load(std::memory_order_relaxed) != before) continue;  // changed while copying
+            try {
+                out.name.assign(name, length);
+            } catch (...) {
+                return false;
+            }
+            out.kind = static_cast<resource_kind>(flags & 0xff);
+            out.name_truncated = (flags >> 8) & 1;
+            out.backfilled = (flags >> 9) & 1;
+            out.resource_id = resource;
+            out.generation = before >> 2;
+            out.open_ticks = ticks;
+            out.opener_thread = thread;
+            return true;
+        }
+    }
+
+    const std::size_t chunks_count_;
+    std::atomic<chunk*>* const chunks_;
+    mutable std::mutex overflow_mutex_;
+    std::unordered_map<std::int64_t, handle_info> overflow_;
+    std::uint64_t overflow_generation_ = 0;
+};
+
+}  // namespace loupe::io

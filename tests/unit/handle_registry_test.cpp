@@ -1,0 +1,153 @@
+// The always-on handle registry: metadata per descriptor, generations that
+// protect a reopened descriptor from a stale close, the overflow map, dup,
+// and backfill from /proc/self/fd.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <loupe/io/handle_registry.hpp>
+
+using loupe::io::handle_info;
+using loupe::io::handle_registry;
+using loupe::io::resource_kind;
+
+TEST(HandleRegistry, RemembersWhatEachDescriptorIsUntilItCloses) {
+    handle_registry registry(1024);
+    const auto generation = registry.note_open(7, "/var/log/orders.log", resource_kind::file, 111, 42);
+    handle_info info;
+    ASSERT_TRUE(registry.lookup(7, info));
+    EXPECT_EQ(info.name, "/var/log/orders.log");
+    EXPECT_EQ(info.kind, resource_kind::file);
+    EXPECT_EQ(info.open_ticks, 111u);
+    EXPECT_EQ(info.opener_thread, 42u);
+    EXPECT_EQ(info.generation, generation);
+    EXPECT_FALSE(info.backfilled);
+
+    const auto ticket = registry.begin_close(7);
+    EXPECT_TRUE(registry.end_close(ticket, true));
+    EXPECT_FALSE(registry.lookup(7, info));
+    EXPECT_FALSE(registry.end_close(ticket, true));  // closed twice: nothing happens
+}
+
+TEST(HandleRegistry, AStaleCloseNeverWipesTheFileThatReusedTheDescriptor) {
+    handle_registry registry(1024);
+    registry.note_open(5, "/tmp/first", resource_kind::file, 1, 1);
+    const auto ticket = registry.begin_close(5);  // thread X starts closing 5
+    // ... the kernel frees 5, thread Y's open gets 5 and registers it ...
+    registry.note_open(5, "/tmp/second", resource_kind::file, 2, 2);
+    EXPECT_FALSE(registry.end_close(ticket, true));  // X's bookkeeping arrives late
+    handle_info info;
+    ASSERT_TRUE(registry.lookup(5, info));
+    EXPECT_EQ(info.name, "/tmp/second");
+}
+
+TEST(HandleRegistry, AFailedCloseKeepsTheMetadata) {
+    handle_registry registry(1024);
+    registry.note_open(9, "/tmp/x", resource_kind::file, 1, 1);
+    EXPECT_FALSE(registry.end_close(registry.begin_close(9), false));
+    handle_info info;
+    EXPECT_TRUE(registry.lookup(9, info));
+}
+
+TEST(HandleRegistry, DescriptorsBeyondTheCapacityAndNegativeOnesUseTheOverflowMap) {
+    handle_registry registry(256);
+    for (std::int64_t fd : {std::int64_t{256}, std::int64_t{100000}, std::int64_t{-3}}) {
+        registry.note_open(fd, "/big/" + std::to_string(fd), resource_kind::file, 5, 6);
+        handle_info info;
+        ASSERT_TRUE(registry.lookup(fd, info)) << fd;
+        EXPECT_EQ(info.name, "/big/" + std::to_string(fd));
+        const auto stale = registry.begin_close(fd);
+        registry.note_open(fd, "/big/reopened", resource_kind::file, 7, 8);
+        EXPECT_FALSE(registry.end_close(stale, true)) << fd;
+        EXPECT_TRUE(registry.end_close(registry.begin_close(fd), true)) << fd;
+        EXPECT_FALSE(registry.lookup(fd, info)) << fd;
+    }
+}
+
+TEST(HandleRegistry, DupSharesTheResourceAndSurvivesTheOriginalsClose) {
+    handle_registry registry(1024);
+    registry.note_open(3, "10.0.0.7:5432", resource_kind::socket, 1, 1);
+    registry.note_dup(3, 11, 2, 2);
+    handle_info original, copy;
+    ASSERT_TRUE(registry.lookup(3, original));
+    ASSERT_TRUE(registry.lookup(11, copy));
+    EXPECT_EQ(copy.name, "10.0.0.7:5432");
+    EXPECT_EQ(copy.kind, resource_kind::socket);
+    EXPECT_EQ(copy.resource_id, original.resource_id);
+    EXPECT_TRUE(registry.end_close(registry.begin_close(3), true));
+    EXPECT_TRUE(registry.lookup(11, copy));
+}
+
+TEST(HandleRegistry, LongNamesAreCutAndFlagged) {
+    handle_registry registry(1024);
+    const std::string long_name(1000, 'p');
+    registry.note_open(4, long_name, resource_kind::file, 1, 1);
+    handle_info info;
+    ASSERT_TRUE(registry.lookup(4, info));
+    EXPECT_EQ(info.name.size(), handle_registry::max_name);
+    EXPECT_TRUE(info.name_truncated);
+}
+
+TEST(HandleRegistry, BackfillsDescriptorsItDidNotSeeOpened) {
+    handle_registry registry(1024);
+    const int fd = ::open("/dev/null", O_RDONLY);
+    ASSERT_GE(fd, 0);
+    handle_info info;
+    EXPECT_FALSE(registry.lookup(fd, info));
+    ASSERT_TRUE(registry.lookup_or_backfill(fd, info));
+    EXPECT_EQ(info.name, "/dev/null");
+    EXPECT_EQ(info.kind, resource_kind::file);
+    EXPECT_TRUE(info.backfilled);
+    int pipe_fds[2];
+    ASSERT_EQ(::pipe(pipe_fds), 0);
+    ASSERT_TRUE(registry.lookup_or_backfill(pipe_fds[0], info));
+    EXPECT_EQ(info.kind, resource_kind::pipe);
+    EXPECT_FALSE(registry.lookup_or_backfill(1000, info));  // not open at all
+    ::close(fd);
+    ::close(pipe_fds[0]);
+    ::close(pipe_fds[1]);
+}
+
+// Threads open, close and reopen descriptors that collide on purpose; a
+// reader never sees a name that was not written for that generation, and
+// a stale close never removes a newer open.
+TEST(HandleRegistry, ConcurrentOpenCloseReuseNeverTearsOrWipesMetadata) {
+    handle_registry registry(512);
+    std::atomic<bool> run{true};
+    std::atomic<long> torn{0}, wiped{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 4; ++t) {
+        threads.emplace_back([&, t] {
+            for (int i = 0; run.load(std::memory_order_relaxed); ++i) {
+                const std::int64_t fd = i % 8;  // few descriptors: constant reuse
+                const std::string name = "/t" + std::to_string(t) + "/" + std::string(static_cast<std::size_t>(i % 40), 'x');
+                const auto ticket = registry.begin_close(fd);
+                registry.note_open(fd, name, resource_kind::file, static_cast<std::uint64_t>(i),
+                                   static_cast<std::uint64_t>(t));
+                // Our open is newer than `ticket`: the late close must not remove anything.
+                if (registry.end_close(ticket, true)) ++wiped;
+                handle_info info;
+                if (registry.lookup(fd, info)) {
+                    // Every name ends with its own run of 'x' after "/t<n>/": check shape and opener.
+                    const std::string prefix = "/t" + std::to_string(info.opener_thread) + "/";
+                    if (info.name.rfind(prefix, 0) != 0 ||
+                        info.name.find_first_not_of('x', prefix.size()) != std::string::npos ||
+                        static_cast<std::uint64_t>(info.name.size() - prefix.size()) != info.open_ticks % 40) {
+                        ++torn;
+                    }
+                }
+            }
+        });
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    run = false;
+    for (auto& t : threads) t.join();
+    EXPECT_EQ(torn.load(), 0);
+    EXPECT_EQ(wiped.load(), 0);
+}
