@@ -164,9 +164,8 @@ public:
         if (name.rfind("socket:", 0) == 0) kind = resource_kind::socket;
         if (name.rfind("pipe:", 0) == 0) kind = resource_kind::pipe;
         if (name.rfind("anon_inode:", 0) == 0) kind = resource_kind::other;
-        std::uint64_t unused_generation = 0;
         // Only into a free slot: a concurrent real open wins.
-        store(fd, name, kind, 0, 0, next_resource_id(), true, &unused_generation, /*only_if_free=*/true);
+        store(fd, name, kind, 0, 0, next_resource_id(), true, nullptr, /*only_if_free=*/true);
         return lookup(fd, out);
 #else
         return false;
