@@ -9,7 +9,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -29,7 +32,25 @@ public:
             }
         }
     }
-    ~load_generator() { join(); }
+    ~load_generator() {
+        release(2);
+        join();
+    }
+
+    /// Blocks until every client has reached checkpoint `n` (1 or 2) or
+    /// finished early (after a failure).
+    void wait_for_checkpoint(int n) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        cv_.wait(lock, [&] { return arrived_[n - 1] == clients_.size(); });
+    }
+    /// Lets the clients go on past checkpoint `n` (and every earlier one).
+    void release(int n) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            released_ = std::max(released_, n);
+        }
+        cv_.notify_all();
+    }
 
     void join() {
         for (auto& c : clients_) {
@@ -51,7 +72,28 @@ private:
         }
     }
 
+    // Called by a client at checkpoint `n`: counts it in and waits for release.
+    void checkpoint(int n) {
+        std::unique_lock<std::mutex> lock(mutex_);
+        ++arrived_[n - 1];
+        cv_.notify_all();
+        cv_.wait(lock, [&] { return released_ >= n; });
+    }
+    // Called by a client that stops early: counts it in at the checkpoints
+    // it will never reach, so the driver does not wait for it.
+    void skip_checkpoints_after(int reached) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (int n = reached + 1; n <= 2; ++n) ++arrived_[n - 1];
+        cv_.notify_all();
+    }
+
     void run_client(const std::string& user, int session) {
+        int reached = 0;
+        run_requests(user, session, reached);
+        skip_checkpoints_after(reached);
+    }
+
+    void run_requests(const std::string& user, int session, int& reached) {
         const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
         sockaddr_in addr{};
         addr.sin_family = AF_INET;
@@ -65,6 +107,7 @@ private:
         const std::string session_id = user + "-s" + std::to_string(session);
         std::string buffer;
         for (int i = 0; i < per_client_; ++i) {
+            if (reached < 2 && i == (reached + 1) * per_client_ / 3) checkpoint(++reached);
             const std::string target = next_target(user, i);
             const std::string method = target.rfind("/search", 0) == 0 ? "GET" : "POST";
             const std::string request = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-User: " + user +
@@ -83,6 +126,10 @@ private:
     int per_client_;
     std::atomic<std::uint64_t> completed_{0};
     std::atomic<std::uint64_t> failed_{0};
+    std::mutex mutex_;
+    std::condition_variable cv_;
+    std::size_t arrived_[2] = {0, 0};
+    int released_ = 0;
     std::vector<std::thread> clients_;
 };
 

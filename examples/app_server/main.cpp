@@ -18,7 +18,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
 
 #include "load_generator.hpp"
 #include "server.hpp"
@@ -56,10 +55,6 @@ bool parse(int argc, char** argv, options& o) {
     return true;
 }
 
-void wait_until(const app_server::load_generator& load, std::uint64_t completed) {
-    while (load.completed() + load.failed() < completed) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -77,7 +72,9 @@ int main(int argc, char** argv) {
         app_server::load_generator load(server.port(), o.requests_per_client);
 
         // Mid-run: profile one user's requests only, while everyone is served.
-        wait_until(load, load.total() / 3);
+        // Every client pauses after a third of its requests; the session
+        // starts there and stops when they have all done two thirds.
+        load.wait_for_checkpoint(1);
         loupe::session_config config;
         config.name = "only-" + o.user;
         config.filter = (loupe::where::user == o.user).to_string();
@@ -85,12 +82,14 @@ int main(int argc, char** argv) {
         loupe::session session = loupe::start_session(config);
         std::printf("session '%s' started after %llu requests, filter: %s\n", config.name.c_str(),
                     static_cast<unsigned long long>(load.completed()), config.filter.c_str());
-        wait_until(load, 2 * load.total() / 3);
+        load.release(1);
+        load.wait_for_checkpoint(2);
         const loupe::session_stats stats = session.stop();
         std::printf("session stopped after %llu requests: %llu events recorded, %llu dropped -> %s\n",
                     static_cast<unsigned long long>(load.completed()),
                     static_cast<unsigned long long>(stats.delivered), static_cast<unsigned long long>(stats.dropped),
                     o.out.c_str());
+        load.release(2);
         load.join();
         if (load.failed() != 0) {
             std::fprintf(stderr, "app_server: %llu requests failed\n", static_cast<unsigned long long>(load.failed()));
