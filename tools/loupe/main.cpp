@@ -3,12 +3,16 @@
 //   loupe dump  FILE [--json] [--partial]   every record, in file order
 //   loupe stats FILE [--json] [--partial] [--by FIELD]
 //                                           per-zone count/total/mean/min/p50/p99/max
+//   loupe convert FILE --to perfetto|chrome-json -o OUT [--partial]
+//                                           a file for ui.perfetto.dev
 //
 // Exit status: 0 success, 1 the file cannot be read or is not a valid trace
 // (one line "loupe: <file>: byte <offset>: <what>" on stderr), 2 bad usage.
 #include <loupe/reader.hpp>
 #include <loupe/report/zone_stats.hpp>
 #include <loupe/version.hpp>
+#include <loupe/viewer/chrome_json.hpp>
+#include <loupe/viewer/perfetto.hpp>
 
 #include <cstdio>
 #include <cstring>
@@ -21,10 +25,12 @@ namespace {
 
 const char* const usage_text =
     "usage: loupe <command> FILE [--json] [--partial] [--by FIELD]\n"
+    "       loupe convert FILE --to FORMAT -o OUT [--partial]\n"
     "\n"
     "commands:\n"
-    "  dump    print every record of the trace in file order\n"
-    "  stats   print per-zone statistics (count, total, mean, min, p50, p99, max), overall and per thread\n"
+    "  dump     print every record of the trace in file order\n"
+    "  stats    print per-zone statistics (count, total, mean, min, p50, p99, max), overall and per thread\n"
+    "  convert  write the trace in a viewer format (open it in ui.perfetto.dev)\n"
     "\n"
     "options:\n"
     "  --json      machine-readable output (dump: JSON Lines, one object per record or event;\n"
@@ -32,6 +38,8 @@ const char* const usage_text =
     "  --partial   accept a trace that was cut short (no END record) and use its whole records\n"
     "  --by FIELD  stats: rows per thread (default) or per value of a context field:\n"
     "              thread, client, user, session, request, app, component\n"
+    "  --to FORMAT convert: perfetto (protobuf .pftrace) or chrome-json (Trace Event JSON)\n"
+    "  -o OUT      convert: the output file\n"
     "  --help      show this text\n"
     "  --version   show the loupe version\n";
 
@@ -46,6 +54,8 @@ struct options {
     bool json = false;
     loupe::report::group_by grouping = loupe::report::group_by::thread;
     loupe::decode_options decode;
+    std::string format;  // convert
+    std::string output;  // convert
 };
 
 int run(const options& o) {
@@ -62,6 +72,15 @@ int run(const options& o) {
         } catch (const loupe::trace_error& e) {
             std::fflush(stdout);  // records before the error stay visible
             throw loupe::trace_error(e.offset(), e.detail(), e.truncated(), o.file);
+        }
+        return 0;
+    }
+    if (o.command == "convert") {
+        const loupe::trace trace = loupe::read_trace_file(o.file, o.decode);
+        if (o.format == "perfetto") {
+            loupe::viewer::write_perfetto_file(trace, o.output);
+        } else {
+            loupe::viewer::write_chrome_json_file(trace, o.output);
         }
         return 0;
     }
@@ -97,16 +116,32 @@ int main(int argc, char** argv) {
                 return usage_error("--by '" + std::string(argv[i]) + "' (argument " + std::to_string(i) +
                                    "): expected thread, client, user, session, request, app or component");
             }
+        } else if (arg == "--to" || arg == "-o") {
+            if (i + 1 == argc) {
+                return usage_error(arg + " (argument " + std::to_string(i) + ") needs " +
+                                   (arg == "--to" ? "a FORMAT" : "an output file"));
+            }
+            (arg == "--to" ? o.format : o.output) = argv[++i];
+            if (arg == "--to" && o.format != "perfetto" && o.format != "chrome-json") {
+                return usage_error("--to '" + o.format + "' (argument " + std::to_string(i) +
+                                   "): expected perfetto or chrome-json");
+            }
         } else if (arg.size() > 1 && arg[0] == '-') {
             return usage_error("unknown option '" + arg + "' (argument " + std::to_string(i) + ")");
         } else {
             positional.push_back(arg);
         }
     }
-    if (positional.empty()) return usage_error("missing command; expected 'dump' or 'stats'");
+    if (positional.empty()) return usage_error("missing command; expected 'dump', 'stats' or 'convert'");
     o.command = positional[0];
-    if (o.command != "dump" && o.command != "stats") {
-        return usage_error("unknown command '" + o.command + "'; expected 'dump' or 'stats'");
+    if (o.command != "dump" && o.command != "stats" && o.command != "convert") {
+        return usage_error("unknown command '" + o.command + "'; expected 'dump', 'stats' or 'convert'");
+    }
+    if (o.command == "convert" && (o.format.empty() || o.output.empty())) {
+        return usage_error(std::string("convert needs ") + (o.format.empty() ? "--to FORMAT" : "-o OUT"));
+    }
+    if (o.command != "convert" && (!o.format.empty() || !o.output.empty())) {
+        return usage_error("--to and -o apply to 'convert' only");
     }
     if (positional.size() < 2) return usage_error("'" + o.command + "' needs a trace FILE");
     if (positional.size() > 2) return usage_error("unexpected argument '" + positional[2] + "'; expected one FILE");

@@ -1,0 +1,64 @@
+// The body of the viewer-format sinks (sinks/perfetto_sink.hpp,
+// sinks/chrome_json_sink.hpp): keeps the session in memory in the compact
+// .loupe encoding (about 4–6 bytes per event, plus context changes) and, when
+// the session ends, converts it with `Convert` and writes the file.
+// Viewer formats need a whole thread's events to nest slices, and the .loupe
+// encoding is the smallest way to hold them until then.
+#pragma once
+
+#include <cstdio>
+#include <string>
+#include <utility>
+
+#include "loupe/detail/output_file.hpp"
+#include "loupe/detail/trace_encoder.hpp"
+#include "loupe/reader.hpp"
+#include "loupe/sink.hpp"
+
+namespace loupe::detail {
+
+template <void (*Convert)(const trace&, std::string&)>
+class converting_sink : public sink {
+public:
+    /// Checks now that `path` can be written (creating or truncating it), so a
+    /// bad path fails before the session starts: loupe::error names it.
+    explicit converting_sink(std::string path) : path_(std::move(path)) { write_output_file(path_, {}); }
+    ~converting_sink() override {
+        try {
+            close();
+        } catch (...) {  // destructors do not throw; close() already reported through loupe
+        }
+    }
+    converting_sink(const converting_sink&) = delete;
+    converting_sink& operator=(const converting_sink&) = delete;
+
+    void write(const record& r) override { encoder_.encode(r); }
+    void flush() override { encoder_.close_batch(); }
+
+    /// Converts what the session recorded and writes the file. A session that
+    /// did not end (stopped by process exit) is converted as far as it got.
+    /// Idempotent.
+    void close() override {
+        if (closed_) return;
+        closed_ = true;
+        encoder_.close_batch();
+        std::vector<unsigned char> bytes = std::move(encoder_.bytes());
+        if (!encoder_.begun()) return;  // no session ever wrote here: leave the empty file
+        decode_options options;
+        options.accept_truncated = true;
+        const trace t = read_trace(bytes.data(), bytes.size(), options);
+        bytes = {};
+        std::string out;
+        Convert(t, out);
+        write_output_file(path_, out);
+    }
+
+    const std::string& path() const noexcept { return path_; }
+
+private:
+    std::string path_;
+    trace_encoder encoder_;
+    bool closed_ = false;
+};
+
+}  // namespace loupe::detail
