@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include <loupe/viewer/chrome_json.hpp>
+#include <loupe/viewer/perfetto.hpp>
+
 #include "support/trace_files.hpp"
 
 using namespace loupe_test;
@@ -200,8 +203,30 @@ TEST_F(Cli, NotATraceIsRejected) {
     EXPECT_EQ(r.err, "loupe: " + path_ + ": byte 0: not a .loupe trace: expected the magic bytes 89 4C 4F 55 50 45 0D 0A\n");
 }
 
+TEST_F(Cli, ConvertWritesWhatTheLibraryWrites) {
+    const loupe::trace t = loupe::read_trace_file(path_);
+    const std::string pftrace = path_ + ".pftrace";
+    const run_result p = run_cli("convert '" + path_ + "' --to perfetto -o '" + pftrace + "'");
+    EXPECT_EQ(p.status, 0) << p.err;
+    EXPECT_EQ(slurp(pftrace), loupe::viewer::to_perfetto(t));
+    const std::string json = path_ + ".json";
+    const run_result j = run_cli("convert -o '" + json + "' --to chrome-json '" + path_ + "'");
+    EXPECT_EQ(j.status, 0) << j.err;
+    EXPECT_EQ(slurp(json), loupe::viewer::to_chrome_json(t));
+    std::remove(pftrace.c_str());
+    std::remove(json.c_str());
+}
+
+TEST_F(Cli, ConvertOfAnUnwritableOutputNamesIt) {
+    const run_result r = run_cli("convert '" + path_ + "' --to perfetto -o /nonexistent-dir/x.pftrace");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "loupe: cannot open '/nonexistent-dir/x.pftrace' for writing: No such file or directory\n");
+}
+
 TEST(CliUsage, BadUsageExitsTwoWithUsage) {
-    for (const char* args : {"", "frobnicate x.loupe", "dump", "dump a b", "stats --fast x.loupe"}) {
+    for (const char* args : {"", "frobnicate x.loupe", "dump", "dump a b", "stats --fast x.loupe",
+                             "convert x.loupe -o y", "convert x.loupe --to perfetto", "convert x.loupe --to pdf -o y",
+                             "stats x.loupe --to perfetto", "convert x.loupe --to"}) {
         const run_result r = run_cli(args);
         EXPECT_EQ(r.status, 2) << args;
         EXPECT_EQ(r.err.rfind("loupe: ", 0), 0u) << args;

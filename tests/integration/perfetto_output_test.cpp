@@ -1,0 +1,213 @@
+// Perfetto output: what ui.perfetto.dev would show must be what was recorded.
+// Traces are replayed with an independent wire-format reader
+// (support/perfetto_replay.hpp) and decoded with protoc against Perfetto's
+// schema (tests/data/perfetto_trace.proto).
+#include <gtest/gtest.h>
+
+#include <loupe/reader.hpp>
+#include <loupe/report/text.hpp>
+#include <loupe/sinks/perfetto_sink.hpp>
+#include <loupe/viewer/perfetto.hpp>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "support/crafted_trace.hpp"
+#include "support/perfetto_replay.hpp"
+#include "support/trace_files.hpp"
+
+namespace {
+
+namespace pf = loupe_test::perfetto;
+
+struct recorded {
+    std::string path;
+    loupe::trace trace;
+};
+
+const recorded& small_trace() {
+    static const recorded r = [] {
+        recorded out;
+        out.path = loupe_test::temp_trace_path("perfetto_small");
+        loupe_test::write_small_trace(out.path);
+        out.trace = loupe::read_trace_file(out.path);
+        return out;
+    }();
+    return r;
+}
+
+const pf::thread_track* track_named(const pf::model& m, const std::string& name) {
+    for (const auto& [uuid, t] : m.threads) {
+        if (t.name == name) return &t;
+    }
+    return nullptr;
+}
+
+std::string read_text(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+TEST(PerfettoOutput, EveryZoneIsASliceWithItsNameTimesAndNesting) {
+    const loupe::trace& t = small_trace().trace;
+    const pf::model m = pf::replay(loupe::viewer::to_perfetto(t));
+    ASSERT_TRUE(m.ok) << m.error;
+    EXPECT_EQ(m.process_name, "small");
+    EXPECT_EQ(m.pid, static_cast<std::int64_t>(::getpid()));
+    ASSERT_EQ(m.threads.size(), 2u);
+
+    for (const loupe::trace_thread& thread : t.threads) {
+        const pf::thread_track* track = track_named(m, thread.name);
+        ASSERT_NE(track, nullptr) << thread.name;
+        EXPECT_EQ(track->tid, static_cast<std::int64_t>(thread.os_tid));
+        // The thread's zones, in begin order, must be the track's slices.
+        std::vector<const loupe::trace_event*> zones;
+        for (const auto& e : t.events) {
+            if (e.thread_id == thread.id && e.type == loupe::event_type::zone) zones.push_back(&e);
+        }
+        std::sort(zones.begin(), zones.end(), [](auto* a, auto* b) { return a->begin_ns < b->begin_ns; });
+        ASSERT_EQ(track->slices.size(), zones.size());
+        for (std::size_t i = 0; i < zones.size(); ++i) {
+            const pf::slice& s = track->slices[i];
+            EXPECT_EQ(s.name, t.find_site(zones[i]->site_id)->name);
+            EXPECT_EQ(s.begin, zones[i]->begin_ns);
+            EXPECT_EQ(s.end, zones[i]->end_ns);
+            EXPECT_EQ(s.depth, s.name == "outer" ? 0 : 1) << i;
+        }
+    }
+}
+
+TEST(PerfettoOutput, ContextFieldsAnnotateTheOutermostSliceOnly) {
+    const pf::model m = pf::replay(loupe::viewer::to_perfetto(small_trace().trace));
+    ASSERT_TRUE(m.ok) << m.error;
+    const pf::thread_track* alpha = track_named(m, "alpha");
+    const pf::thread_track* beta = track_named(m, "beta");
+    ASSERT_TRUE(alpha && beta);
+    for (const pf::slice& s : alpha->slices) {
+        if (s.depth == 0) {
+            EXPECT_EQ(s.args, (std::map<std::string, std::string>{{"user", "ann"}, {"app", "shop"}}));
+        } else {
+            EXPECT_TRUE(s.args.empty()) << "nested slices inherit the context";
+        }
+    }
+    // Not valid UTF-8 in the recording: shown as the text \xff.
+    EXPECT_EQ(beta->slices.front().args.at("user"), "b\\xff");
+}
+
+TEST(PerfettoOutput, InstantsAndCountersKeepTheirTimesAndValues) {
+    const loupe::trace& t = small_trace().trace;
+    const pf::model m = pf::replay(loupe::viewer::to_perfetto(t));
+    ASSERT_TRUE(m.ok) << m.error;
+    const pf::thread_track* alpha = track_named(m, "alpha");
+    ASSERT_NE(alpha, nullptr);
+    std::vector<double> values;
+    for (const auto& c : alpha->counters) {
+        EXPECT_EQ(c.track, "depth");
+        values.push_back(c.value);
+    }
+    EXPECT_EQ(values, (std::vector<double>{0.0, 0.5, 1.0}));
+    ASSERT_EQ(alpha->instants.size(), 3u);
+    std::vector<std::uint64_t> recorded_ticks;
+    for (const auto& e : t.events) {
+        if (e.type == loupe::event_type::instant && t.find_thread(e.thread_id)->name == "alpha") {
+            recorded_ticks.push_back(e.begin_ns);
+        }
+    }
+    for (std::size_t i = 0; i < 3; ++i) {
+        EXPECT_EQ(alpha->instants[i].name, "tick");
+        EXPECT_EQ(alpha->instants[i].time, recorded_ticks[i]);
+    }
+}
+
+TEST(PerfettoOutput, ClockSnapshotTiesTheTimelineToWallClock) {
+    const loupe::trace& t = small_trace().trace;
+    const pf::model m = pf::replay(loupe::viewer::to_perfetto(t));
+    ASSERT_TRUE(m.ok) << m.error;
+    EXPECT_EQ(m.clock_snapshot.at(6), t.session.start_ns);         // BOOTTIME
+    EXPECT_EQ(m.clock_snapshot.at(1), t.session.wall_anchor_ns);  // REALTIME
+}
+
+TEST(PerfettoOutput, DroppedEventsShowOnTheProcessTrack) {
+    static const loupe::site work{"work", "t.cpp", "f", 1, loupe::site_kind::zone};
+    const loupe::trace t = loupe_test::crafted_trace({{loupe::record_kind::zone, &work, 2000, 3000},
+                                                      {loupe::record_kind::dropped, nullptr, 0, 0, 0, 17}});
+    const pf::model m = pf::replay(loupe::viewer::to_perfetto(t));
+    ASSERT_TRUE(m.ok) << m.error;
+    EXPECT_EQ(m.process_instant_counts.at("loupe: events dropped"), 17u);
+}
+
+TEST(PerfettoOutput, ProtocDecodesItAgainstPerfettosSchema) {
+#ifndef LOUPE_PROTOC
+    GTEST_SKIP() << "protoc not found at configure time (CI installs protobuf-compiler)";
+#else
+    const loupe::trace& t = small_trace().trace;
+    const std::string pftrace = loupe_test::temp_trace_path("perfetto_protoc") + ".pftrace";
+    loupe::viewer::write_perfetto_file(t, pftrace);
+    const std::string decoded = pftrace + ".txt";
+    const std::string command = std::string(LOUPE_PROTOC) + " --proto_path=" + LOUPE_PERFETTO_SCHEMA_DIR +
+                                " --decode=perfetto.protos.Trace perfetto_trace.proto < " + pftrace + " > " +
+                                decoded + " 2>&1";
+    ASSERT_EQ(std::system(command.c_str()), 0) << read_text(decoded);
+    const std::string text = read_text(decoded);
+    auto count = [&](const std::string& needle) {
+        std::size_t n = 0;
+        for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+        return n;
+    };
+    std::size_t zones = 0;
+    for (const auto& e : t.events) zones += e.type == loupe::event_type::zone;
+    EXPECT_EQ(count("type: TYPE_SLICE_BEGIN"), zones);
+    EXPECT_EQ(count("type: TYPE_SLICE_END"), zones);
+    EXPECT_EQ(count("type: TYPE_INSTANT"), 5u);
+    EXPECT_EQ(count("type: TYPE_COUNTER"), 5u);
+    EXPECT_EQ(count("thread_name: \"alpha\""), 1u);
+    EXPECT_EQ(count("thread_name: \"beta\""), 1u);
+    EXPECT_EQ(count("process_name: \"small\""), 1u);
+    EXPECT_EQ(count("name: \"outer\""), 2u);  // interned once per thread sequence
+    EXPECT_EQ(count("str: \"ann\""), 1u);
+    EXPECT_EQ(count("double_counter_value: 0.5"), 2u);
+    std::remove(pftrace.c_str());
+    std::remove(decoded.c_str());
+#endif
+}
+
+TEST(PerfettoSink, WritesWhatTheSessionRecordedWhenItStops) {
+    const std::string loupe_path = loupe_test::temp_trace_path("perfetto_sink");
+    const std::string pftrace = loupe_path + ".pftrace";
+    auto sink = std::make_shared<loupe::sinks::perfetto_sink>(pftrace);
+    loupe_test::write_small_trace(loupe_path, sink);
+    const pf::model from_sink = pf::replay(read_text(pftrace));
+    ASSERT_TRUE(from_sink.ok) << from_sink.error;
+    const pf::model from_file = pf::replay(loupe::viewer::to_perfetto(loupe::read_trace_file(loupe_path)));
+    ASSERT_EQ(from_sink.threads.size(), 2u);
+    for (const char* name : {"alpha", "beta"}) {
+        const pf::thread_track* a = track_named(from_sink, name);
+        const pf::thread_track* b = track_named(from_file, name);
+        ASSERT_TRUE(a && b);
+        ASSERT_EQ(a->slices.size(), b->slices.size());
+        for (std::size_t i = 0; i < a->slices.size(); ++i) {
+            EXPECT_EQ(a->slices[i].name, b->slices[i].name);
+            EXPECT_EQ(a->slices[i].begin, b->slices[i].begin);
+            EXPECT_EQ(a->slices[i].end, b->slices[i].end);
+        }
+    }
+    std::remove(loupe_path.c_str());
+    std::remove(pftrace.c_str());
+}
+
+TEST(PerfettoSink, AnUnwritablePathFailsBeforeTheSessionStarts) {
+    try {
+        loupe::sinks::perfetto_sink sink("/nonexistent-dir/out.pftrace");
+        FAIL() << "expected loupe::error";
+    } catch (const loupe::error& e) {
+        EXPECT_NE(std::string(e.what()).find("/nonexistent-dir/out.pftrace"), std::string::npos) << e.what();
+    }
+}
+
+}  // namespace
