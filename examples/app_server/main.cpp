@@ -3,15 +3,18 @@
 // carol, two sessions each). Every request is annotated with its user,
 // session, request id, app and endpoint. Mid-run, while the load goes on, a
 // profiling session filtered to one user starts, records that user's
-// requests only, and stops; the program then writes demo.loupe and prints
-// what an operator asks: that user's slowest requests and where their time
-// went. Finishes by itself in a few seconds.
+// requests only, and stops; the program then writes demo.loupe (for the
+// loupe CLI) and demo.pftrace (open it in ui.perfetto.dev) and prints what
+// an operator asks: that user's slowest requests and where their time went.
+// Finishes by itself in about a second.
 //
 // usage: app_server [--user NAME] [--requests-per-client N] [--out FILE]
+//        (the Perfetto trace goes next to FILE, with .pftrace for .loupe)
 #include <loupe/loupe.hpp>
 #include <loupe/reader.hpp>
 #include <loupe/report/slowest.hpp>
 #include <loupe/report/zone_stats.hpp>
+#include <loupe/sinks/perfetto_sink.hpp>
 
 #include <chrono>
 #include <cstdio>
@@ -55,6 +58,15 @@ bool parse(int argc, char** argv, options& o) {
     return true;
 }
 
+// demo.loupe -> demo.pftrace; any other name gets .pftrace appended.
+std::string perfetto_path(const std::string& out) {
+    const std::string ext = ".loupe";
+    if (out.size() > ext.size() && out.compare(out.size() - ext.size(), ext.size(), ext) == 0) {
+        return out.substr(0, out.size() - ext.size()) + ".pftrace";
+    }
+    return out + ".pftrace";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -78,7 +90,8 @@ int main(int argc, char** argv) {
         loupe::session_config config;
         config.name = "only-" + o.user;
         config.filter = (loupe::where::user == o.user).to_string();
-        config.sinks = {std::make_shared<loupe::sinks::file_sink>(o.out)};
+        config.sinks = {std::make_shared<loupe::sinks::file_sink>(o.out),
+                        std::make_shared<loupe::sinks::perfetto_sink>(perfetto_path(o.out))};
         loupe::session session = loupe::start_session(config);
         std::printf("session '%s' started after %llu requests, filter: %s\n", config.name.c_str(),
                     static_cast<unsigned long long>(load.completed()), config.filter.c_str());
@@ -89,6 +102,7 @@ int main(int argc, char** argv) {
                     static_cast<unsigned long long>(load.completed()),
                     static_cast<unsigned long long>(stats.delivered), static_cast<unsigned long long>(stats.dropped),
                     o.out.c_str());
+        std::printf("  and %s: open it in https://ui.perfetto.dev\n", perfetto_path(o.out).c_str());
         load.release(2);
         load.join();
         if (load.failed() != 0) {

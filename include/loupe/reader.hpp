@@ -119,6 +119,10 @@ private:
 /// Reads a whole trace from memory. Throws loupe::trace_error.
 inline trace read_trace(const void* data, std::size_t size, decode_options options = {}) {
     trace t;
+    // A zone takes at least 4 bytes in the file: reserving for that many
+    // events avoids regrowing (and re-faulting) a model of hundreds of MB.
+    // Pages never touched cost no memory.
+    t.events.reserve(size / 4);
     detail::trace_builder builder(t);
     t.complete = decode_trace(data, size, builder, options).complete;
     builder.attribute_contexts();
@@ -131,6 +135,11 @@ inline std::vector<unsigned char> read_file_bytes(const std::string& path) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) throw error("cannot open '" + path + "': " + std::strerror(errno));
     std::vector<unsigned char> bytes;
+    if (std::fseek(f, 0, SEEK_END) == 0) {
+        const long size = std::ftell(f);
+        if (size > 0) bytes.reserve(static_cast<std::size_t>(size));
+        std::rewind(f);
+    }
     unsigned char buf[64 * 1024];
     std::size_t n;
     while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.insert(bytes.end(), buf, buf + n);

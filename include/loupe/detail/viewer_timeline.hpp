@@ -40,33 +40,56 @@ struct timeline_step {
 template <class Visitor>
 void for_each_thread_timeline(const trace& t, Visitor&& visit) {
     if (t.events.size() >= 0xffffffffu) throw error("trace too large to convert: " + std::to_string(t.events.size()) + " events");
-    std::vector<std::vector<std::uint32_t>> by_thread(t.threads.size());
+    // Event indexes grouped by thread (counting first, so one allocation).
+    std::vector<std::uint32_t> thread_of(t.events.size());
+    std::vector<std::size_t> first(t.threads.size() + 1, 0);
+    std::uint64_t cached_id = 0;
+    std::uint32_t cached_index = 0;
     for (std::uint32_t i = 0; i < t.events.size(); ++i) {
-        const trace_thread* thread = t.find_thread(t.events[i].thread_id);
-        if (thread) by_thread[static_cast<std::size_t>(thread - t.threads.data())].push_back(i);
+        if (t.events[i].thread_id != cached_id || i == 0) {
+            const trace_thread* thread = t.find_thread(t.events[i].thread_id);
+            cached_id = t.events[i].thread_id;
+            cached_index = thread ? static_cast<std::uint32_t>(thread - t.threads.data()) : 0xffffffffu;
+        }
+        thread_of[i] = cached_index;
+        if (cached_index != 0xffffffffu) ++first[cached_index + 1];
     }
+    for (std::size_t th = 0; th < t.threads.size(); ++th) first[th + 1] += first[th];
+    std::vector<std::uint32_t> grouped(first.back());
+    {
+        std::vector<std::size_t> fill(first.begin(), first.end() - 1);
+        for (std::uint32_t i = 0; i < t.events.size(); ++i) {
+            if (thread_of[i] != 0xffffffffu) grouped[fill[thread_of[i]]++] = i;
+        }
+    }
+    thread_of = {};
 
     std::vector<std::uint32_t> begins;  // zones, in begin order
     std::vector<timeline_step> steps;
     std::vector<std::size_t> open_contexts;
     for (std::size_t th = 0; th < t.threads.size(); ++th) {
-        const std::vector<std::uint32_t>& events = by_thread[th];
-        if (events.empty()) continue;
+        const std::uint32_t* const events_begin = grouped.data() + first[th];
+        const std::uint32_t* const events_end = grouped.data() + first[th + 1];
+        if (events_begin == events_end) continue;
         begins.clear();
-        for (std::uint32_t e : events) {
-            if (t.events[e].type == event_type::zone) begins.push_back(e);
+        for (const std::uint32_t* e = events_begin; e != events_end; ++e) {
+            if (t.events[*e].type == event_type::zone) begins.push_back(*e);
         }
         // Outer zone first: earlier begin, then later end, then later in file.
-        std::sort(begins.begin(), begins.end(), [&](std::uint32_t a, std::uint32_t b) {
+        // Zones that do not nest are already in this order (skip the sort).
+        const auto outer_first = [&](std::uint32_t a, std::uint32_t b) {
             const trace_event& x = t.events[a];
             const trace_event& y = t.events[b];
             if (x.begin_ns != y.begin_ns) return x.begin_ns < y.begin_ns;
             if (x.end_ns != y.end_ns) return x.end_ns > y.end_ns;
             return a > b;
-        });
+        };
+        if (!std::is_sorted(begins.begin(), begins.end(), outer_first)) {
+            std::sort(begins.begin(), begins.end(), outer_first);
+        }
 
         steps.clear();
-        steps.reserve(events.size() + begins.size());
+        steps.reserve(static_cast<std::size_t>(events_end - events_begin) + begins.size());
         open_contexts.clear();
         auto context_around = [&] { return open_contexts.empty() ? no_context : open_contexts.back(); };
         std::size_t next_begin = 0;
@@ -76,7 +99,8 @@ void for_each_thread_timeline(const trace& t, Visitor&& visit) {
             steps.push_back({t.events[e].begin_ns, e, timeline_step::begin, ctx != context_around()});
             open_contexts.push_back(ctx);
         };
-        for (const std::uint32_t e : events) {
+        for (const std::uint32_t* it = events_begin; it != events_end; ++it) {
+            const std::uint32_t e = *it;
             const trace_event& ev = t.events[e];
             const std::uint64_t time = ev.type == event_type::zone ? ev.end_ns : ev.begin_ns;
             // Begins before this step; for a zero-length zone's end also

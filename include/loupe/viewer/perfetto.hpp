@@ -93,6 +93,7 @@ public:
     perfetto_writer(const trace& t, std::string& out) : t_(t), out_(out) {}
 
     void write() {
+        out_.reserve(out_.size() + 24 * t_.events.size() + 4096);  // about 11 bytes per begin or end packet
         write_process();
         loupe::detail::for_each_thread_timeline(
             t_, [&](const trace_thread& thread, const std::vector<loupe::detail::timeline_step>& steps) {
