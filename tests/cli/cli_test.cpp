@@ -209,6 +209,9 @@ TEST_F(Cli, ConvertWritesWhatTheLibraryWrites) {
     const run_result p = run_cli("convert '" + path_ + "' --to perfetto -o '" + pftrace + "'");
     EXPECT_EQ(p.status, 0) << p.err;
     EXPECT_EQ(slurp(pftrace), loupe::viewer::to_perfetto(t));
+    const run_result plain = run_cli("convert '" + path_ + "' --to perfetto --uncompressed -o '" + pftrace + "'");
+    EXPECT_EQ(plain.status, 0) << plain.err;
+    EXPECT_EQ(slurp(pftrace), loupe::viewer::to_perfetto(t, {false}));
     const std::string json = path_ + ".json";
     const run_result j = run_cli("convert -o '" + json + "' --to chrome-json '" + path_ + "'");
     EXPECT_EQ(j.status, 0) << j.err;
@@ -226,7 +229,8 @@ TEST_F(Cli, ConvertOfAnUnwritableOutputNamesIt) {
 TEST(CliUsage, BadUsageExitsTwoWithUsage) {
     for (const char* args : {"", "frobnicate x.loupe", "dump", "dump a b", "stats --fast x.loupe",
                              "convert x.loupe -o y", "convert x.loupe --to perfetto", "convert x.loupe --to pdf -o y",
-                             "stats x.loupe --to perfetto", "convert x.loupe --to"}) {
+                             "stats x.loupe --to perfetto", "convert x.loupe --to",
+                             "convert x.loupe --to chrome-json --uncompressed -o y"}) {
         const run_result r = run_cli(args);
         EXPECT_EQ(r.status, 2) << args;
         EXPECT_EQ(r.err.rfind("loupe: ", 0), 0u) << args;

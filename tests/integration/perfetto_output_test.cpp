@@ -142,19 +142,41 @@ TEST(PerfettoOutput, DroppedEventsShowOnTheProcessTrack) {
     EXPECT_EQ(m.process_instant_counts.at("loupe: events dropped"), 17u);
 }
 
+#ifdef LOUPE_PROTOC
+// protoc's text form of a serialized Trace, or "" with the error in `error`.
+std::string protoc_decode(const std::string& bytes, const std::string& tag, std::string& error) {
+    const std::string in = loupe_test::temp_trace_path(tag) + ".pftrace";
+    const std::string out = in + ".txt";
+    loupe::detail::write_output_file(in, bytes);
+    const std::string command = std::string(LOUPE_PROTOC) + " --proto_path=" + LOUPE_PERFETTO_SCHEMA_DIR +
+                                " --decode=perfetto.protos.Trace perfetto_trace.proto < " + in + " > " + out + " 2>&1";
+    const int status = std::system(command.c_str());
+    std::string text = read_text(out);
+    std::remove(in.c_str());
+    std::remove(out.c_str());
+    if (status != 0) {
+        error = text;
+        return {};
+    }
+    return text;
+}
+#endif
+
 TEST(PerfettoOutput, ProtocDecodesItAgainstPerfettosSchema) {
 #ifndef LOUPE_PROTOC
     GTEST_SKIP() << "protoc not found at configure time (CI installs protobuf-compiler)";
 #else
     const loupe::trace& t = small_trace().trace;
-    const std::string pftrace = loupe_test::temp_trace_path("perfetto_protoc") + ".pftrace";
-    loupe::viewer::write_perfetto_file(t, pftrace);
-    const std::string decoded = pftrace + ".txt";
-    const std::string command = std::string(LOUPE_PROTOC) + " --proto_path=" + LOUPE_PERFETTO_SCHEMA_DIR +
-                                " --decode=perfetto.protos.Trace perfetto_trace.proto < " + pftrace + " > " +
-                                decoded + " 2>&1";
-    ASSERT_EQ(std::system(command.c_str()), 0) << read_text(decoded);
-    const std::string text = read_text(decoded);
+    // The compressed file as written, and the packets inside it.
+    const std::string file = loupe::viewer::to_perfetto(t);
+    std::string error;
+    const std::string outer = protoc_decode(file, "perfetto_outer", error);
+    ASSERT_NE(outer, "") << error;
+    EXPECT_NE(outer.find("compressed_packets: "), std::string::npos);
+    const pf::unpacked inner = pf::unpack(file);
+    ASSERT_EQ(inner.error, "");
+    const std::string text = protoc_decode(inner.packets, "perfetto_inner", error);
+    ASSERT_NE(text, "") << error;
     auto count = [&](const std::string& needle) {
         std::size_t n = 0;
         for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
@@ -172,9 +194,32 @@ TEST(PerfettoOutput, ProtocDecodesItAgainstPerfettosSchema) {
     EXPECT_EQ(count("name: \"outer\""), 2u);  // interned once per thread sequence
     EXPECT_EQ(count("str: \"ann\""), 1u);
     EXPECT_EQ(count("double_counter_value: 0.5"), 2u);
-    std::remove(pftrace.c_str());
-    std::remove(decoded.c_str());
+    // Uncompressed output is the same packets, readable by protoc directly.
+    EXPECT_EQ(protoc_decode(loupe::viewer::to_perfetto(t, {false}), "perfetto_plain", error), text) << error;
 #endif
+}
+
+TEST(PerfettoOutput, CompressedGroupsHoldExactlyThePlainPacketsAndStayUnder512KiB) {
+    // Enough zones for several compressed groups.
+    static const loupe::site work{"work", "t.cpp", "f", 1, loupe::site_kind::zone};
+    std::vector<loupe_test::crafted_event> events;
+    std::uint64_t now = 2000;
+    for (int i = 0; i < 150000; ++i) {
+        const std::uint64_t begin = now + static_cast<std::uint64_t>(i % 7) * 13;
+        now = begin + 50 + static_cast<std::uint64_t>(i % 11) * 17;
+        events.push_back({loupe::record_kind::zone, &work, begin, now});
+    }
+    const loupe::trace t = loupe_test::crafted_trace(events);
+    const std::string plain = loupe::viewer::to_perfetto(t, {false});
+    const pf::unpacked u = pf::unpack(loupe::viewer::to_perfetto(t));
+    ASSERT_EQ(u.error, "");
+    EXPECT_GT(u.compressed_groups, 3u);
+    EXPECT_LT(u.largest_group, 512u * 1024);
+    EXPECT_TRUE(u.packets == plain) << "inflated " << u.packets.size() << " bytes, plain " << plain.size();
+    const pf::model m = pf::replay(plain);
+    ASSERT_TRUE(m.ok) << m.error;
+    ASSERT_EQ(m.threads.size(), 1u);
+    EXPECT_EQ(m.threads.begin()->second.slices.size(), events.size());
 }
 
 TEST(PerfettoSink, WritesWhatTheSessionRecordedWhenItStops) {

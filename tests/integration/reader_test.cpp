@@ -10,6 +10,9 @@
 #include <string>
 #include <vector>
 
+#include <loupe/viewer/chrome_json.hpp>
+#include <loupe/viewer/perfetto.hpp>
+
 #include "support/recording.hpp"
 #include "support/trace_files.hpp"
 
@@ -166,8 +169,11 @@ TEST_F(Reader, RandomByteFlipsNeverCrashAndErrorsStayInsideTheInput) {
         }
         try {
             const loupe::trace t = loupe::read_trace(damaged.data(), damaged.size());
-            // Accepted only if still self-consistent.
+            // Accepted only if still self-consistent, and then convertible
+            // (ASan checks the writers on whatever damage got through).
             EXPECT_EQ(t.end.events_written, t.events.size());
+            EXPECT_FALSE(loupe::viewer::to_perfetto(t).empty());
+            EXPECT_FALSE(loupe::viewer::to_chrome_json(t).empty());
         } catch (const loupe::trace_error& e) {
             ++rejected;
             EXPECT_LT(e.offset(), damaged.size() + 1) << e.what();

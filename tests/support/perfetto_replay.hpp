@@ -3,12 +3,16 @@
 // track descriptors, slice begin/end, instants, counters, debug annotations)
 // and rebuilds the slices, so tests can compare them with what was recorded.
 // Independent of the writer: it knows only the wire format and the schema's
-// field numbers. Any malformed input fails the calling test.
+// field numbers, and inflates compressed packets with zlib (a reference
+// implementation, not loupe's compressor). Any malformed input is reported
+// in model::error.
 #pragma once
 
 #include <gtest/gtest.h>
+#include <zlib.h>
 
 #include <cstdint>
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <string>
@@ -106,13 +110,68 @@ struct model {
     std::map<std::string, std::uint64_t> process_instant_counts;  // annotation "count" per name
 };
 
+/// Inflates one zlib stream; false when it is not valid.
+inline bool inflate_zlib(std::string_view in, std::string& out) {
+    z_stream z{};
+    if (inflateInit(&z) != Z_OK) return false;
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+    z.avail_in = static_cast<uInt>(in.size());
+    char buf[65536];
+    int rc;
+    do {
+        z.next_out = reinterpret_cast<Bytef*>(buf);
+        z.avail_out = sizeof buf;
+        rc = inflate(&z, Z_NO_FLUSH);
+        out.append(buf, sizeof buf - z.avail_out);
+    } while (rc == Z_OK);
+    inflateEnd(&z);
+    return rc == Z_STREAM_END && z.avail_in == 0;
+}
+
+/// The packets of a serialized Trace with every compressed_packets group
+/// inflated in place, as trace_processor reads them. `compressed_groups`
+/// counts the groups and their largest size.
+struct unpacked {
+    std::string packets;  // a serialized Trace without compressed packets
+    std::size_t compressed_groups = 0;
+    std::size_t largest_group = 0;
+    std::string error;
+};
+inline unpacked unpack(std::string_view trace) {
+    unpacked u;
+    bool ok = true;
+    for (const field& p : parse(trace, ok)) {
+        bool pok = true;
+        std::string_view compressed;
+        for (const field& f : parse(p.bytes, pok)) {
+            if (f.number == 50 && f.wire == 2) compressed = f.bytes;
+        }
+        if (compressed.data() == nullptr) {
+            u.packets += '\x0a';
+            std::uint64_t n = p.bytes.size();
+            while (n >= 0x80) u.packets += static_cast<char>((n & 0x7f) | 0x80), n >>= 7;
+            u.packets += static_cast<char>(n);
+            u.packets.append(p.bytes);
+            continue;
+        }
+        ++u.compressed_groups;
+        u.largest_group = std::max(u.largest_group, p.bytes.size() + 4);
+        if (!inflate_zlib(compressed, u.packets)) u.error = "compressed_packets that zlib cannot inflate";
+    }
+    if (!ok) u.error = "malformed trace";
+    return u;
+}
+
 /// Replays a serialized perfetto.protos.Trace.
-inline model replay(std::string_view trace) {
+inline model replay(std::string_view compressed_or_not) {
+    const unpacked u = unpack(compressed_or_not);
+    const std::string_view trace = u.packets;
     model m;
     auto fail = [&](const std::string& why) {
         if (m.ok) m.error = why;
         m.ok = false;
     };
+    if (!u.error.empty()) fail(u.error);
     struct sequence_state {
         std::uint64_t default_track = 0;
         std::uint64_t default_clock = 0;

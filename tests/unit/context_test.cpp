@@ -191,13 +191,16 @@ void annotate_requests(long first, long last) {
 }  // namespace
 
 // Memory is compared after a warm-up pass, so that what is allocated once
-// (the ring, sanitizer shadow memory) does not count.
+// (the ring, sanitizer shadow memory) does not count. The bounds leave room
+// for allocator and sanitizer noise (TSan's own bookkeeping grew RSS by 1.7
+// MiB in CI) while staying far below what keeping even one byte per
+// distinct id would cost (9 M and 4 M distinct ids below).
 TEST(Context, TenMillionDistinctRequestIdsDoNotGrowMemory) {
     annotate_requests(0, 1'000'000);
     const long before = resident_kib();
     annotate_requests(1'000'000, 10'000'000);
     const long after = resident_kib();
-    EXPECT_LT(after - before, 256) << "RSS grew from " << before << " KiB to " << after << " KiB";
+    EXPECT_LT(after - before, 4096) << "RSS grew from " << before << " KiB to " << after << " KiB";
 }
 
 TEST(Context, DistinctIdsRecordedIntoASessionDoNotGrowTheHostsMemory) {
@@ -208,9 +211,9 @@ TEST(Context, DistinctIdsRecordedIntoASessionDoNotGrowTheHostsMemory) {
     auto session = loupe::start_session(cfg);
     annotate_requests(0, 200'000);
     const long before = resident_kib();
-    annotate_requests(200'000, 1'200'000);
+    annotate_requests(200'000, 4'200'000);
     const long after = resident_kib();
     const auto stats = session.stop();
-    EXPECT_EQ(stats.delivered + stats.dropped, 1'200'000u);
-    EXPECT_LT(after - before, 512) << "RSS grew from " << before << " KiB to " << after << " KiB";
+    EXPECT_EQ(stats.delivered + stats.dropped, 4'200'000u);
+    EXPECT_LT(after - before, 3072) << "RSS grew from " << before << " KiB to " << after << " KiB";
 }

@@ -3,7 +3,7 @@
 //   loupe dump  FILE [--json] [--partial]   every record, in file order
 //   loupe stats FILE [--json] [--partial] [--by FIELD]
 //                                           per-zone count/total/mean/min/p50/p99/max
-//   loupe convert FILE --to perfetto|chrome-json -o OUT [--partial]
+//   loupe convert FILE --to perfetto|chrome-json -o OUT [--partial] [--uncompressed]
 //                                           a file for ui.perfetto.dev
 //
 // Exit status: 0 success, 1 the file cannot be read or is not a valid trace
@@ -25,7 +25,7 @@ namespace {
 
 const char* const usage_text =
     "usage: loupe <command> FILE [--json] [--partial] [--by FIELD]\n"
-    "       loupe convert FILE --to FORMAT -o OUT [--partial]\n"
+    "       loupe convert FILE --to FORMAT -o OUT [--partial] [--uncompressed]\n"
     "\n"
     "commands:\n"
     "  dump     print every record of the trace in file order\n"
@@ -40,6 +40,8 @@ const char* const usage_text =
     "              thread, client, user, session, request, app, component\n"
     "  --to FORMAT convert: perfetto (protobuf .pftrace) or chrome-json (Trace Event JSON)\n"
     "  -o OUT      convert: the output file\n"
+    "  --uncompressed  convert --to perfetto: plain packets (for protoc --decode) instead of\n"
+    "              deflate-compressed groups\n"
     "  --help      show this text\n"
     "  --version   show the loupe version\n";
 
@@ -56,6 +58,7 @@ struct options {
     loupe::decode_options decode;
     std::string format;  // convert
     std::string output;  // convert
+    bool uncompressed = false;  // convert --to perfetto
 };
 
 int run(const options& o) {
@@ -78,7 +81,9 @@ int run(const options& o) {
     if (o.command == "convert") {
         const loupe::trace trace = loupe::read_trace_file(o.file, o.decode);
         if (o.format == "perfetto") {
-            loupe::viewer::write_perfetto_file(trace, o.output);
+            loupe::viewer::perfetto_options options;
+            options.compress = !o.uncompressed;
+            loupe::viewer::write_perfetto_file(trace, o.output, options);
         } else {
             loupe::viewer::write_chrome_json_file(trace, o.output);
         }
@@ -116,6 +121,8 @@ int main(int argc, char** argv) {
                 return usage_error("--by '" + std::string(argv[i]) + "' (argument " + std::to_string(i) +
                                    "): expected thread, client, user, session, request, app or component");
             }
+        } else if (arg == "--uncompressed") {
+            o.uncompressed = true;
         } else if (arg == "--to" || arg == "-o") {
             if (i + 1 == argc) {
                 return usage_error(arg + " (argument " + std::to_string(i) + ") needs " +
@@ -140,9 +147,10 @@ int main(int argc, char** argv) {
     if (o.command == "convert" && (o.format.empty() || o.output.empty())) {
         return usage_error(std::string("convert needs ") + (o.format.empty() ? "--to FORMAT" : "-o OUT"));
     }
-    if (o.command != "convert" && (!o.format.empty() || !o.output.empty())) {
-        return usage_error("--to and -o apply to 'convert' only");
+    if (o.command != "convert" && (!o.format.empty() || !o.output.empty() || o.uncompressed)) {
+        return usage_error("--to, -o and --uncompressed apply to 'convert' only");
     }
+    if (o.uncompressed && o.format != "perfetto") return usage_error("--uncompressed applies to --to perfetto only");
     if (positional.size() < 2) return usage_error("'" + o.command + "' needs a trace FILE");
     if (positional.size() > 2) return usage_error("unexpected argument '" + positional[2] + "'; expected one FILE");
     o.file = positional[1];

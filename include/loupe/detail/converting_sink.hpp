@@ -1,12 +1,13 @@
 // The body of the viewer-format sinks (sinks/perfetto_sink.hpp,
 // sinks/chrome_json_sink.hpp): keeps the session in memory in the compact
 // .loupe encoding (about 4–6 bytes per event, plus context changes) and, when
-// the session ends, converts it with `Convert` and writes the file.
+// the session ends, converts it with the given converter and writes the file.
 // Viewer formats need a whole thread's events to nest slices, and the .loupe
 // encoding is the smallest way to hold them until then.
 #pragma once
 
 #include <cstdio>
+#include <functional>
 #include <string>
 #include <utility>
 
@@ -17,12 +18,15 @@
 
 namespace loupe::detail {
 
-template <void (*Convert)(const trace&, std::string&)>
 class converting_sink : public sink {
 public:
+    using converter = std::function<void(const trace&, std::string&)>;
+
     /// Checks now that `path` can be written (creating or truncating it), so a
     /// bad path fails before the session starts: loupe::error names it.
-    explicit converting_sink(std::string path) : path_(std::move(path)) { write_output_file(path_, {}); }
+    converting_sink(std::string path, converter convert) : path_(std::move(path)), convert_(std::move(convert)) {
+        write_output_file(path_, {});
+    }
     ~converting_sink() override {
         try {
             close();
@@ -49,7 +53,7 @@ public:
         const trace t = read_trace(bytes.data(), bytes.size(), options);
         bytes = {};
         std::string out;
-        Convert(t, out);
+        convert_(t, out);
         write_output_file(path_, out);
     }
 
@@ -57,6 +61,7 @@ public:
 
 private:
     std::string path_;
+    converter convert_;
     trace_encoder encoder_;
     bool closed_ = false;
 };
