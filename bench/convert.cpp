@@ -5,8 +5,10 @@
 //   BM_ReadTrace          .loupe bytes -> loupe::trace (the reader's share)
 //   BM_WritePerfetto      loupe::trace -> Perfetto protobuf
 //   BM_WriteChromeJson    loupe::trace -> Chrome JSON
-//   BM_ConvertToPerfetto  .loupe bytes -> Perfetto (what `loupe convert` does
-//                         besides file I/O): the figure for the 5 M events/s target
+//   BM_ConvertToPerfetto  .loupe bytes -> Perfetto, one thread at a time (what
+//                         `loupe convert` does besides file I/O): the figure for
+//                         the 5 M events/s target
+//   BM_ConvertToChromeJson  the same for Chrome JSON
 // items_per_second counts trace events; bytes_per_event and size_vs_loupe
 // give the output size against the .loupe input.
 //
@@ -73,9 +75,22 @@ const loupe::trace& server_model() {
     return t;
 }
 
+// Events in the server trace (counted without building the model).
+std::size_t server_events() {
+    static const std::size_t n = [] {
+        struct counter : loupe::trace_visitor {
+            std::size_t n = 0;
+            void on_event(std::uint64_t, const loupe::trace_event&) override { ++n; }
+        } c;
+        loupe::decode_trace(server_trace().data(), server_trace().size(), c);
+        return c.n;
+    }();
+    return n;
+}
+
 void report(benchmark::State& state, std::size_t output_bytes) {
-    const double events = static_cast<double>(server_model().events.size());
-    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * server_model().events.size()));
+    const double events = static_cast<double>(server_events());
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * server_events()));
     state.counters["events"] = events;
     if (output_bytes != 0) {
         state.counters["bytes_per_event"] = static_cast<double>(output_bytes) / events;
@@ -123,13 +138,27 @@ void BM_ConvertToPerfetto(benchmark::State& state) {
     const auto& bytes = server_trace();
     std::size_t size = 0;
     for (auto _ : state) {
-        std::string out = loupe::viewer::to_perfetto(loupe::read_trace(bytes.data(), bytes.size()));
+        std::string out;
+        loupe::viewer::convert_to_perfetto(bytes.data(), bytes.size(), out);
         size = out.size();
         benchmark::DoNotOptimize(out.data());
     }
     report(state, size);
 }
-BENCHMARK(BM_ConvertToPerfetto)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ConvertToPerfetto)->Unit(benchmark::kMillisecond)->UseRealTime();  // uses worker threads
+
+void BM_ConvertToChromeJson(benchmark::State& state) {
+    const auto& bytes = server_trace();
+    std::size_t size = 0;
+    for (auto _ : state) {
+        std::string out;
+        loupe::viewer::convert_to_chrome_json(bytes.data(), bytes.size(), out);
+        size = out.size();
+        benchmark::DoNotOptimize(out.data());
+    }
+    report(state, size);
+}
+BENCHMARK(BM_ConvertToChromeJson)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 

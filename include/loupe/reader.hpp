@@ -68,7 +68,7 @@ private:
 
 namespace detail {
 // Builds a `trace` from decoder callbacks.
-class trace_builder final : public trace_visitor {
+class trace_builder : public trace_visitor {
 public:
     explicit trace_builder(trace& out) : out_(out) {}
     void on_session(std::uint64_t, const trace_session_info& s) override { out_.session = s; }
@@ -123,6 +123,7 @@ inline trace read_trace(const void* data, std::size_t size, decode_options optio
     // events avoids regrowing (and re-faulting) a model of hundreds of MB.
     // Pages never touched cost no memory.
     t.events.reserve(size / 4);
+    t.contexts.reserve(static_cast<std::size_t>(count_records(data, size, detail::format::rec_context)));
     detail::trace_builder builder(t);
     t.complete = decode_trace(data, size, builder, options).complete;
     builder.attribute_contexts();

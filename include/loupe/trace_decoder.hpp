@@ -176,6 +176,7 @@ public:
     }
 
     std::uint64_t varint(const char* what) {
+        if (pos_ < end_ && data_[pos_] < 0x80) return data_[pos_++];  // one byte: most ids and deltas
         const std::uint64_t start = pos_;
         std::uint64_t v = 0;
         for (unsigned i = 0; i < format::max_varint_bytes; ++i) {
@@ -230,11 +231,75 @@ private:
     std::uint64_t end_;
 };
 
+/// Decodes the events of one EVENTS payload (after its thread id) up to the
+/// cursor's end: `base_ns` is the thread's time base, carried from one EVENTS
+/// record of the thread to the next; `site_known(id, offset)` says whether
+/// a site is defined before the byte `offset` where the event names it; `on_event(offset, event)` receives each event. Shared by the
+/// decoder and by readers that revisit one thread's records.
+template <class SiteKnown, class OnEvent>
+void decode_event_list(trace_cursor& c, std::uint64_t thread_id, std::uint64_t& base_ns, SiteKnown&& site_known,
+                       OnEvent&& on_event) {
+    while (c.left() != 0) {
+        const std::uint64_t event_at = c.pos();
+        const std::uint8_t tag = c.u8("event tag");
+        if (tag < format::ev_zone || tag > format::ev_counter) {
+            throw trace_error(event_at, "event tag " + std::to_string(tag) +
+                                            " is unknown; expected 1 (zone), 2 (instant) or 3 (counter)");
+        }
+        trace_event e;
+        e.type = static_cast<event_type>(tag);
+        e.thread_id = thread_id;
+        const std::uint64_t site_at = c.pos();
+        e.site_id = c.varint("event site");
+        if (!site_known(e.site_id, site_at)) {
+            throw trace_error(site_at, "event site " + std::to_string(e.site_id) + " is not defined before it");
+        }
+        e.begin_ns = base_ns + static_cast<std::uint64_t>(format::unzigzag(c.varint("event time delta")));
+        e.end_ns = e.begin_ns;
+        if (tag == format::ev_zone) {
+            const std::uint64_t dur_at = c.pos();
+            const std::uint64_t duration = c.varint("zone duration");
+            if (duration > UINT64_MAX - e.begin_ns) {
+                throw trace_error(dur_at, "zone duration " + std::to_string(duration) +
+                                              " ends after the largest representable time");
+            }
+            e.end_ns = e.begin_ns + duration;
+        } else if (tag == format::ev_counter) {
+            e.value = c.f64("counter value");
+        }
+        base_ns = e.begin_ns;
+        on_event(event_at, e);
+    }
+}
+
+/// Decodes the rest of a CONTEXT payload after its thread id (time, flags,
+/// the six values) into `ctx`, reusing its strings' storage. Shared by the
+/// decoder and by readers that revisit one thread's records.
+inline void decode_context_fields(trace_cursor& c, trace_context& ctx) {
+    ctx.time_ns = c.u64("CONTEXT time_ns");
+    ctx.truncated_mask = c.u8("CONTEXT truncated flags");
+    for (unsigned f = 0; f < context_field_count; ++f) {
+        const std::uint64_t value_at = c.pos();
+        const std::string_view v = c.bytes(context_field_name(static_cast<context_field>(f)));
+        if (v.size() > max_context_value) {
+            throw trace_error(value_at, std::string("CONTEXT ") + context_field_name(static_cast<context_field>(f)) +
+                                            " has " + std::to_string(v.size()) + " bytes; expected at most " +
+                                            std::to_string(max_context_value));
+        }
+        ctx.fields[f].assign(v.data(), v.size());
+    }
+}
+
 // Validating state machine over the records of one trace.
 class trace_decoder {
 public:
     trace_decoder(const unsigned char* data, std::uint64_t size, trace_visitor& visitor)
         : data_(data), size_(size), visitor_(visitor) {}
+
+    /// false: EVENTS records are framed and reported (on_events_begin) but
+    /// their events are neither decoded nor counted against END; the caller
+    /// decodes them itself (decode_event_list) and checks the count.
+    bool decode_events = true;
 
     decode_result run(decode_options options) {
         try {
@@ -425,38 +490,17 @@ private:
     void events(std::uint64_t at, trace_cursor& c) {
         thread_state& t = known_thread(c, "EVENTS thread");
         visitor_.on_events_begin(at, current_thread_);
-        while (c.left() != 0) {
-            const std::uint64_t event_at = c.pos();
-            const std::uint8_t tag = c.u8("event tag");
-            if (tag < format::ev_zone || tag > format::ev_counter) {
-                throw trace_error(event_at, "event tag " + std::to_string(tag) + " is unknown; expected 1 (zone), "
-                                                                                 "2 (instant) or 3 (counter)");
-            }
-            trace_event e;
-            e.type = static_cast<event_type>(tag);
-            e.thread_id = current_thread_;
-            const std::uint64_t site_at = c.pos();
-            e.site_id = c.varint("event site");
-            if (sites_.find(e.site_id) == sites_.end()) {
-                throw trace_error(site_at, "event site " + std::to_string(e.site_id) + " is not defined before it");
-            }
-            e.begin_ns = t.base_ns + static_cast<std::uint64_t>(format::unzigzag(c.varint("event time delta")));
-            e.end_ns = e.begin_ns;
-            if (tag == format::ev_zone) {
-                const std::uint64_t dur_at = c.pos();
-                const std::uint64_t duration = c.varint("zone duration");
-                if (duration > UINT64_MAX - e.begin_ns) {
-                    throw trace_error(dur_at, "zone duration " + std::to_string(duration) +
-                                                  " ends after the largest representable time");
-                }
-                e.end_ns = e.begin_ns + duration;
-            } else if (tag == format::ev_counter) {
-                e.value = c.f64("counter value");
-            }
-            t.base_ns = e.begin_ns;
-            ++events_;
-            visitor_.on_event(event_at, e);
+        if (!decode_events) {
+            c = trace_cursor(data_, c.pos() + c.left(), c.pos() + c.left());
+            return;
         }
+        decode_event_list(
+            c, current_thread_, t.base_ns,
+            [&](std::uint64_t site, std::uint64_t) { return sites_.find(site) != sites_.end(); },
+            [&](std::uint64_t event_at, const trace_event& e) {
+                ++events_;
+                visitor_.on_event(event_at, e);
+            });
     }
 
     void dropped(std::uint64_t at, trace_cursor& c) {
@@ -478,18 +522,7 @@ private:
         if (threads_.find(ctx.thread_id) == threads_.end()) {
             throw trace_error(thread_at, "CONTEXT thread " + std::to_string(ctx.thread_id) + " is not defined before it");
         }
-        ctx.time_ns = c.u64("CONTEXT time_ns");
-        ctx.truncated_mask = c.u8("CONTEXT truncated flags");
-        for (unsigned f = 0; f < context_field_count; ++f) {
-            const std::uint64_t value_at = c.pos();
-            const std::string_view v = c.bytes(context_field_name(static_cast<context_field>(f)));
-            if (v.size() > max_context_value) {
-                throw trace_error(value_at, std::string("CONTEXT ") + context_field_name(static_cast<context_field>(f)) +
-                                                " has " + std::to_string(v.size()) + " bytes; expected at most " +
-                                                std::to_string(max_context_value));
-            }
-            ctx.fields[f] = std::string(v);
-        }
+        decode_context_fields(c, ctx);
         visitor_.on_context(at, ctx);
     }
 
@@ -500,7 +533,7 @@ private:
         const std::uint64_t dropped_at = c.pos();
         e.events_dropped = c.varint("END events_dropped");
         e.end_ns = c.u64("END end_ns");
-        if (e.events_written != events_) {
+        if (decode_events && e.events_written != events_) {
             throw trace_error(written_at, "END says " + std::to_string(e.events_written) + " events were written but " +
                                               std::to_string(events_) + " are in the trace");
         }
@@ -529,6 +562,30 @@ private:
 };
 
 }  // namespace detail
+
+/// How many records of `kind` the trace in [data, data + size) holds, from
+/// the record framing alone (no validation; stops at the first record that
+/// does not fit). For sizing containers before a decode.
+inline std::uint64_t count_records(const void* data, std::size_t size, std::uint8_t kind) noexcept {
+    const auto* p = static_cast<const unsigned char*>(data);
+    std::uint64_t n = 0;
+    std::size_t pos = detail::format::header_size;
+    while (pos < size) {
+        const std::uint8_t k = p[pos++];
+        std::uint64_t length = 0;
+        unsigned shift = 0;
+        while (pos < size && shift < 64) {
+            const unsigned char b = p[pos++];
+            length |= static_cast<std::uint64_t>(b & 0x7f) << shift;
+            shift += 7;
+            if (!(b & 0x80)) break;
+        }
+        if (length > size - pos) break;
+        pos += static_cast<std::size_t>(length);
+        n += k == kind;
+    }
+    return n;
+}
 
 /// Decodes the trace in [data, data + size), calling `visitor` for each
 /// record in order. Throws loupe::trace_error for a bad trace (see

@@ -167,15 +167,27 @@ TEST_F(Reader, RandomByteFlipsNeverCrashAndErrorsStayInsideTheInput) {
         for (int f = 0; f < flips; ++f) {
             damaged[rng() % damaged.size()] = static_cast<unsigned char>(rng());
         }
+        // Converting straight from the bytes (which validates events in its
+        // second pass) accepts and rejects exactly what the reader does.
+        std::string streamed;
+        bool stream_rejected = false;
+        try {
+            loupe::viewer::convert_to_perfetto(damaged.data(), damaged.size(), streamed);
+        } catch (const loupe::trace_error& e) {
+            stream_rejected = true;
+            EXPECT_LT(e.offset(), damaged.size() + 1) << e.what();
+        }
         try {
             const loupe::trace t = loupe::read_trace(damaged.data(), damaged.size());
             // Accepted only if still self-consistent, and then convertible
             // (ASan checks the writers on whatever damage got through).
             EXPECT_EQ(t.end.events_written, t.events.size());
-            EXPECT_FALSE(loupe::viewer::to_perfetto(t).empty());
+            EXPECT_FALSE(stream_rejected) << "round " << round;
+            EXPECT_TRUE(streamed == loupe::viewer::to_perfetto(t)) << "round " << round;
             EXPECT_FALSE(loupe::viewer::to_chrome_json(t).empty());
         } catch (const loupe::trace_error& e) {
             ++rejected;
+            EXPECT_TRUE(stream_rejected) << "round " << round << ": " << e.what();
             EXPECT_LT(e.offset(), damaged.size() + 1) << e.what();
         }
     }

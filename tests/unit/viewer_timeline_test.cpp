@@ -22,15 +22,22 @@ const loupe::site next_site{"next", "t.cpp", "f", 3, loupe::site_kind::zone};
 const loupe::site tick_site{"tick", "t.cpp", "f", 4, loupe::site_kind::instant};
 
 // "+name@t" for a begin, "-name@t" for an end, "!name@t" for an instant.
+// Every step of every thread, in replay order.
+template <class OnStep>
+void replay_all(const loupe::trace& t, OnStep&& on_step) {
+    std::vector<std::uint32_t> scratch;
+    loupe::detail::for_each_thread_events(t, [&](const loupe::trace_thread&, const auto& events, const auto&) {
+        loupe::detail::replay_thread(events, scratch, [&](const loupe::detail::timeline_step& s) { on_step(events, s); });
+    });
+}
+
 std::string replay(const loupe::trace& t) {
     std::string out;
-    loupe::detail::for_each_thread_timeline(t, [&](const loupe::trace_thread&, const auto& steps) {
-        for (const auto& s : steps) {
-            const char mark = s.kind == loupe::detail::timeline_step::begin ? '+'
-                              : s.kind == loupe::detail::timeline_step::end ? '-'
-                                                                            : '!';
-            out += mark + t.find_site(t.events[s.event].site_id)->name + "@" + std::to_string(s.time_ns) + " ";
-        }
+    replay_all(t, [&](const auto& events, const loupe::detail::timeline_step& s) {
+        const char mark = s.kind == loupe::detail::timeline_step::begin ? '+'
+                          : s.kind == loupe::detail::timeline_step::end ? '-'
+                                                                        : '!';
+        out += mark + t.sites[events[s.event].site()].name + "@" + std::to_string(s.time_ns) + " ";
     });
     return out;
 }
@@ -96,18 +103,16 @@ TEST(ViewerTimeline, EveryEndClosesTheZoneBegunLast) {
     std::vector<std::uint32_t> open;
     int begins = 0;
     std::uint64_t last = 0;
-    loupe::detail::for_each_thread_timeline(t, [&](const loupe::trace_thread&, const auto& steps) {
-        for (const auto& s : steps) {
-            EXPECT_GE(s.time_ns, last);
-            last = s.time_ns;
-            if (s.kind == loupe::detail::timeline_step::begin) {
-                open.push_back(s.event);
-                ++begins;
-            } else if (s.kind == loupe::detail::timeline_step::end) {
-                ASSERT_FALSE(open.empty());
-                EXPECT_EQ(open.back(), s.event);
-                open.pop_back();
-            }
+    replay_all(t, [&](const auto&, const loupe::detail::timeline_step& s) {
+        EXPECT_GE(s.time_ns, last);
+        last = s.time_ns;
+        if (s.kind == loupe::detail::timeline_step::begin) {
+            open.push_back(s.event);
+            ++begins;
+        } else if (s.kind == loupe::detail::timeline_step::end) {
+            ASSERT_FALSE(open.empty());
+            EXPECT_EQ(open.back(), s.event);
+            open.pop_back();
         }
     });
     EXPECT_TRUE(open.empty());

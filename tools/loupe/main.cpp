@@ -79,14 +79,21 @@ int run(const options& o) {
         return 0;
     }
     if (o.command == "convert") {
-        const loupe::trace trace = loupe::read_trace_file(o.file, o.decode);
-        if (o.format == "perfetto") {
-            loupe::viewer::perfetto_options options;
-            options.compress = !o.uncompressed;
-            loupe::viewer::write_perfetto_file(trace, o.output, options);
-        } else {
-            loupe::viewer::write_chrome_json_file(trace, o.output);
+        // Straight from the bytes, one thread at a time (no full model).
+        const std::vector<unsigned char> bytes = loupe::read_file_bytes(o.file);
+        std::string out;
+        try {
+            if (o.format == "perfetto") {
+                loupe::viewer::perfetto_options options;
+                options.compress = !o.uncompressed;
+                loupe::viewer::convert_to_perfetto(bytes.data(), bytes.size(), out, options, o.decode);
+            } else {
+                loupe::viewer::convert_to_chrome_json(bytes.data(), bytes.size(), out, o.decode);
+            }
+        } catch (const loupe::trace_error& e) {
+            throw loupe::trace_error(e.offset(), e.detail(), e.truncated(), o.file);
         }
+        loupe::detail::write_output_file(o.output, out);
         return 0;
     }
     const loupe::report::zone_report report =

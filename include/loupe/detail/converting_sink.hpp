@@ -20,7 +20,8 @@ namespace loupe::detail {
 
 class converting_sink : public sink {
 public:
-    using converter = std::function<void(const trace&, std::string&)>;
+    /// Converts .loupe bytes (data, size, decode options) and appends to out.
+    using converter = std::function<void(const void*, std::size_t, decode_options, std::string&)>;
 
     /// Checks now that `path` can be written (creating or truncating it), so a
     /// bad path fails before the session starts: loupe::error names it.
@@ -50,10 +51,9 @@ public:
         if (!encoder_.begun()) return;  // no session ever wrote here: leave the empty file
         decode_options options;
         options.accept_truncated = true;
-        const trace t = read_trace(bytes.data(), bytes.size(), options);
-        bytes = {};
         std::string out;
-        convert_(t, out);
+        convert_(bytes.data(), bytes.size(), options, out);
+        bytes = {};
         write_output_file(path_, out);
     }
 

@@ -23,7 +23,10 @@ namespace loupe::sinks {
 /// Thread-safety: used by one session; loupe calls it from the collector only.
 class chrome_json_sink final : public detail::converting_sink {
 public:
-    explicit chrome_json_sink(std::string path) : converting_sink(std::move(path), viewer::write_chrome_json) {}
+    explicit chrome_json_sink(std::string path)
+        : converting_sink(std::move(path), [](const void* data, std::size_t size, decode_options decode, std::string& out) {
+              viewer::convert_to_chrome_json(data, size, out, decode);
+          }) {}
 };
 
 }  // namespace loupe::sinks

@@ -24,9 +24,10 @@ namespace loupe::sinks {
 class perfetto_sink final : public detail::converting_sink {
 public:
     explicit perfetto_sink(std::string path, viewer::perfetto_options options = {})
-        : converting_sink(std::move(path), [options](const trace& t, std::string& out) {
-              viewer::write_perfetto(t, out, options);
-          }) {}
+        : converting_sink(std::move(path),
+                          [options](const void* data, std::size_t size, decode_options decode, std::string& out) {
+                              viewer::convert_to_perfetto(data, size, out, options, decode);
+                          }) {}
 };
 
 }  // namespace loupe::sinks

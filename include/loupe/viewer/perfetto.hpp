@@ -18,8 +18,8 @@
 //   process track at the session's end, with the count as an annotation;
 // - a clock snapshot tying the timeline to wall-clock time (REALTIME), so
 //   traces of several processes line up.
-// Event names, annotation names and annotation values are interned per
-// sequence, timestamps are deltas on a sequence-scoped incremental clock, as
+// Event names, annotation names and annotation values (but request ids,
+// which never repeat) are interned per sequence, timestamps are deltas on a sequence-scoped incremental clock, as
 // Perfetto's own SDK does, and packets are deflate-compressed in groups
 // (perfetto_options::compress), as Perfetto's tracing service does. Strings that are not valid UTF-8 show
 // their bad bytes as the text \xHH (report::printable).
@@ -33,7 +33,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "loupe/detail/deflate.hpp"
@@ -69,17 +68,40 @@ constexpr std::uint32_t thread_pid = 1, thread_tid = 2, thread_name = 5;
 constexpr std::uint32_t event_annotations = 4, event_type = 9, event_name_iid = 10, event_track_uuid = 11,
                         event_name = 23, event_double_counter_value = 44;
 // DebugAnnotation
-constexpr std::uint32_t annotation_name_iid = 1, annotation_uint_value = 3, annotation_name = 10,
+constexpr std::uint32_t annotation_name_iid = 1, annotation_uint_value = 3, annotation_string_value = 6, annotation_name = 10,
                         annotation_string_iid = 17;
 // InternedData and its entries (EventName, DebugAnnotationName, InternedString)
 constexpr std::uint32_t interned_event_names = 2, interned_annotation_names = 3, interned_string_values = 29;
 constexpr std::uint32_t entry_iid = 1, entry_name = 2;
 }  // namespace field
 
+// `s` as valid UTF-8 for a protobuf string field: as is when it is ASCII
+// (the common case, no copy), else through report::printable.
+class printable_text {
+public:
+    explicit printable_text(std::string_view s) : view_(s) {
+        for (const char c : s) {
+            if (static_cast<unsigned char>(c) >= 0x80) {
+                fixed_ = report::printable(s);
+                view_ = fixed_;
+                break;
+            }
+        }
+    }
+    operator std::string_view() const noexcept { return view_; }
+
+private:
+    std::string_view view_;
+    std::string fixed_;
+};
+
 enum track_event_type : std::uint64_t { slice_begin = 1, slice_end = 2, instant_event = 3, counter_event = 4 };
 constexpr std::uint64_t clock_realtime = 1, clock_boottime = 6, clock_incremental = 64;
 constexpr std::uint64_t incremental_state_cleared = 1;
 constexpr std::uint32_t process_sequence = 1;
+// Request ids are unique per request: interning them would only add an
+// interned entry per value, so they are written inline.
+constexpr unsigned request_field = static_cast<unsigned>(context_field::request);
 
 // Track uuids: a hash of (pid, kind, id), so tracks of several processes
 // can share one timeline without colliding.
@@ -93,47 +115,76 @@ enum track_kind : std::uint64_t { process_track = 1, thread_track = 2, counter_t
 
 class perfetto_writer {
 public:
-    perfetto_writer(const trace& t, std::string& out, bool compress)
-        : t_(t), result_(out), compress_(compress), out_(compress ? staging_ : out) {}
-
-    void write() {
-        if (compress_) {
-            staging_.reserve(chunk_bytes + 64 * 1024);
-            result_.reserve(result_.size() + 6 * t_.events.size() + 4096);
-        } else {
-            out_.reserve(out_.size() + 24 * t_.events.size() + 4096);  // about 11 bytes per begin or end packet
-        }
-        write_process();
-        loupe::detail::for_each_thread_timeline(
-            t_, [&](const trace_thread& thread, const std::vector<loupe::detail::timeline_step>& steps) {
-                write_thread(thread, steps);
-            });
-        write_drops();
-        flush_compressed();
+    /// `t` supplies the session, sites, threads and contexts (its events are
+    /// not read: they come through thread()); it may be filled after
+    /// construction, before begin().
+    perfetto_writer(const trace& t, std::string& out, bool compress) : t_(t), result_(&out), compress_(compress) {}
+    /// A writer for a worker thread: same trace and settings as `main`,
+    /// writing threads to `out` (see loupe::detail::convert_viewer).
+    perfetto_writer(const perfetto_writer& main, std::string& out) : perfetto_writer(main.t_, out, main.compress_) {
+        prepare(0);
     }
 
+    /// Before the first thread: the process track and clocks.
+    void begin(std::size_t expected_events) {
+        prepare(expected_events);
+        write_process();
+        flush();
+    }
+
+    /// One thread's events (as loupe::detail::for_each_thread_events gives
+    /// them). Its packets end in their own group: a thread's output does not
+    /// depend on the threads written before it.
+    void thread(const trace_thread& thread, const std::vector<loupe::detail::timeline_event>& events,
+                const loupe::detail::thread_contexts& contexts) {
+        contexts_ = &contexts;
+        events_ = &events;
+        write_thread(thread);
+        flush();
+    }
+
+    /// After the last thread: drop counts.
+    void finish() {
+        write_drops();
+        flush();
+    }
+
+    /// Where thread() writes from now on, and where it writes.
+    void retarget(std::string& out) { result_ = &out; }
+    std::string& target() { return *result_; }
+
 private:
-    // Packets are compressed in groups of about this many bytes (Perfetto
-    // asks for compressed packets under 512 KiB; deflate output is at most
-    // 9/8 of its input).
+    void prepare(std::size_t expected_events) {
+        out_.reserve(chunk_bytes + 64 * 1024);
+        // Compressed: 0.5-5 bytes per event; plain: about 11 per begin or end packet.
+        result_->reserve(result_->size() + (compress_ ? 2 : 24) * expected_events + 4096);
+        interned_sites_.assign(t_.sites.size(), false);
+    }
+
+    // Packets are staged and moved to the result in groups of about this
+    // many bytes; compressed groups stay under the 512 KiB Perfetto asks for
+    // (deflate output is at most 9/8 of its input).
     static constexpr std::size_t chunk_bytes = 256 * 1024;
 
     void close_packet(std::size_t at) {
         pb::close(out_, at);
-        if (compress_ && staging_.size() >= chunk_bytes) flush_compressed();
+        if (out_.size() >= chunk_bytes) flush();
     }
 
-    // One TracePacket { compressed_packets: zlib(packets so far) }.
-    void flush_compressed() {
-        if (!compress_ || staging_.empty()) return;
-        const std::size_t packet = pb::open(result_, field::trace_packet);
-        pb::append_tag(result_, field::compressed_packets, pb::length_wire);
-        compressed_.clear();
-        loupe::detail::deflate::zlib_compress(staging_, compressed_);
-        pb::append_varint(result_, compressed_.size());
-        result_ += compressed_;
-        pb::close(result_, packet);
-        staging_.clear();
+    // Plain: the staged packets as they are. Compressed: one TracePacket
+    // { compressed_packets: zlib(staged packets) }.
+    void flush() {
+        if (out_.empty()) return;
+        if (!compress_) {
+            result_->append(out_.view().data(), out_.size());
+        } else {
+            compressed_.clear();
+            loupe::detail::deflate::zlib_compress(out_.view(), compressed_);
+            const std::size_t packet = pb::open(*result_, field::trace_packet);
+            pb::append_bytes(*result_, field::compressed_packets, compressed_);
+            pb::close(*result_, packet);
+        }
+        out_.clear();
     }
 
     std::size_t open_packet(std::uint32_t sequence) {
@@ -156,7 +207,7 @@ private:
         pb::append_uint(out_, field::track_uuid, track_uuid(t_.session.pid, process_track, 0));
         const std::size_t process = pb::open(out_, field::track_process);
         pb::append_uint(out_, field::process_pid, t_.session.pid);
-        pb::append_bytes(out_, field::process_name, report::printable(t_.session.name));
+        pb::append_bytes(out_, field::process_name, printable_text(t_.session.name));
         pb::close(out_, process);
         pb::close(out_, track);
         close_packet(packet);
@@ -170,11 +221,13 @@ private:
         pb::close(out_, clock);
     }
 
-    void write_thread(const trace_thread& thread, const std::vector<loupe::detail::timeline_step>& steps) {
+    void write_thread(const trace_thread& thread) {
         sequence_ = static_cast<std::uint32_t>(process_sequence + 1 + (&thread - t_.threads.data()));
         thread_uuid_ = track_uuid(t_.session.pid, thread_track, thread.id);
+        thread_id_ = thread.id;
         const std::uint64_t tid = thread.os_tid != 0 ? thread.os_tid : thread.id;
-        last_time_ = steps.front().time_ns;
+        last_time_ = UINT64_MAX;
+        for (const loupe::detail::timeline_event& e : *events_) last_time_ = std::min(last_time_, e.begin_ns);
         reset_interning();
 
         // First packet: clears the sequence's state, sets the defaults (the
@@ -203,17 +256,19 @@ private:
         std::size_t descriptor = pb::open(out_, field::track_thread);
         pb::append_uint(out_, field::thread_pid, t_.session.pid);
         pb::append_uint(out_, field::thread_tid, tid);
-        if (!thread.name.empty()) pb::append_bytes(out_, field::thread_name, report::printable(thread.name));
+        if (!thread.name.empty()) pb::append_bytes(out_, field::thread_name, printable_text(thread.name));
         pb::close(out_, descriptor);
         pb::close(out_, track);
         close_packet(packet);
 
-        for (const loupe::detail::timeline_step& step : steps) write_step(step);
+        loupe::detail::replay_thread(*events_, begins_,
+                                     [&](const loupe::detail::timeline_step& step) { write_step(step); });
     }
 
     void write_step(const loupe::detail::timeline_step& step) {
-        const trace_event& e = t_.events[step.event];
-        const trace_context* context = step.show_context ? t_.context_of(e) : nullptr;
+        const loupe::detail::timeline_event& e = (*events_)[step.event];
+        const trace_context* context =
+            step.show_context && e.context != loupe::detail::timeline_event::no_context ? (*contexts_)[e.context] : nullptr;
         std::uint64_t counter_uuid = 0;
         if (step.kind == loupe::detail::timeline_step::counter) counter_uuid = counter_track(e);
 
@@ -232,18 +287,22 @@ private:
             case loupe::detail::timeline_step::counter:
                 pb::append_uint(out_, field::event_type, counter_event);
                 pb::append_uint(out_, field::event_track_uuid, counter_uuid);
-                pb::append_double(out_, field::event_double_counter_value, e.value);
+                pb::append_double(out_, field::event_double_counter_value, e.value());
                 break;
         }
         if (step.kind == loupe::detail::timeline_step::begin || step.kind == loupe::detail::timeline_step::instant) {
-            pb::append_uint(out_, field::event_name_iid, e.site_id);
+            pb::append_uint(out_, field::event_name_iid, e.site() + 1);
         }
         if (context) {
             for (unsigned f = 0; f < context_field_count; ++f) {
                 if (context->fields[f].empty()) continue;
                 const std::size_t annotation = pb::open(out_, field::event_annotations);
                 pb::append_uint(out_, field::annotation_name_iid, f + 1);
-                pb::append_uint(out_, field::annotation_string_iid, value_iids_.find(context->fields[f])->second);
+                if (f == request_field) {
+                    pb::append_bytes(out_, field::annotation_string_value, printable_text(context->fields[f]));
+                } else {
+                    pb::append_uint(out_, field::annotation_string_iid, value_iid_[f]);
+                }
                 pb::close(out_, annotation);
             }
         }
@@ -253,33 +312,36 @@ private:
 
     // Interned data: everything a packet refers to that the sequence has not
     // defined yet, in the same packet (before its track event is read).
-    void intern(const trace_event& e, const trace_context* context) {
-        const bool new_name = e.type != event_type::counter && !site_interned(e.site_id);
-        bool new_values = false;
+    // Also fills value_iid_[f] for the context's values (one hash lookup
+    // per value).
+    void intern(const loupe::detail::timeline_event& e, const trace_context* context) {
+        const bool new_name = e.type() != event_type::counter && !interned_sites_[e.site()];
+        unsigned new_values = 0;  // bit f: value f gets a new iid
+        unsigned new_names = 0;   // bit f: field name f is first used
         for (unsigned f = 0; context && f < context_field_count; ++f) {
             const std::string& value = context->fields[f];
-            if (!value.empty() && (!(annotation_names_ & (1u << f)) || value_iids_.count(value) == 0)) new_values = true;
+            if (value.empty()) continue;
+            if (!(annotation_names_ & (1u << f))) new_names |= 1u << f;
+            if (f == request_field) continue;       // written inline (see write_step)
+            if (value == last_value_[f]) continue;  // value_iid_[f] still holds its iid (no hashing)
+            const auto [it, fresh] = value_iids_.try_emplace(value, value_iids_.size() + 1);
+            value_iid_[f] = it->second;
+            last_value_[f] = it->first;
+            if (fresh) new_values |= 1u << f;
         }
-        if (!new_name && !new_values) return;
+        if (!new_name && !new_values && !new_names) return;
         const std::size_t interned = pb::open(out_, field::interned_data);
         if (new_name) {
-            const trace_site* site = t_.find_site(e.site_id);
-            append_entry(field::interned_event_names, e.site_id, site ? site->name : std::string_view("?"));
-            mark_interned(e.site_id);
+            append_entry(field::interned_event_names, e.site() + 1, t_.sites[e.site()].name);
+            interned_sites_[e.site()] = true;
         }
-        if (context) {
-            for (unsigned f = 0; f < context_field_count; ++f) {
-                if (context->fields[f].empty() || (annotation_names_ & (1u << f))) continue;
-                append_entry(field::interned_annotation_names, f + 1, context_field_name(static_cast<context_field>(f)));
-                annotation_names_ |= 1u << f;
-            }
-            for (unsigned f = 0; f < context_field_count; ++f) {
-                const std::string& value = context->fields[f];
-                if (value.empty() || value_iids_.count(value)) continue;
-                const std::uint64_t iid = value_iids_.size() + 1;
-                value_iids_.emplace(value, iid);
-                append_entry(field::interned_string_values, iid, value);
-            }
+        for (unsigned f = 0; f < context_field_count; ++f) {
+            if (!(new_names & (1u << f))) continue;
+            append_entry(field::interned_annotation_names, f + 1, context_field_name(static_cast<context_field>(f)));
+            annotation_names_ |= 1u << f;
+        }
+        for (unsigned f = 0; f < context_field_count; ++f) {
+            if (new_values & (1u << f)) append_entry(field::interned_string_values, value_iid_[f], context->fields[f]);
         }
         pb::close(out_, interned);
     }
@@ -287,42 +349,28 @@ private:
     void append_entry(std::uint32_t list, std::uint64_t iid, std::string_view text) {
         const std::size_t entry = pb::open(out_, list);
         pb::append_uint(out_, field::entry_iid, iid);
-        pb::append_bytes(out_, field::entry_name, report::printable(text));
+        pb::append_bytes(out_, field::entry_name, printable_text(text));
         pb::close(out_, entry);
-    }
-
-    // Site ids are small and dense in files loupe writes; a damaged file's
-    // huge ids go to a set instead of growing the bitmap.
-    bool site_interned(std::uint64_t site_id) {
-        if (site_id < 2 * t_.sites.size() + 64) {
-            if (site_id >= interned_sites_.size()) interned_sites_.resize(site_id + 1, false);
-            return interned_sites_[site_id];
-        }
-        return !interned_sparse_sites_.insert(site_id).second;
-    }
-    void mark_interned(std::uint64_t site_id) {
-        if (site_id < interned_sites_.size()) interned_sites_[site_id] = true;
     }
 
     void reset_interning() {
         interned_sites_.assign(interned_sites_.size(), false);
-        interned_sparse_sites_.clear();
         annotation_names_ = 0;
         value_iids_.clear();
+        for (std::string_view& v : last_value_) v = {};
         counter_tracks_.clear();
     }
 
     // A counter's track under the current thread, described on first use.
-    std::uint64_t counter_track(const trace_event& e) {
+    std::uint64_t counter_track(const loupe::detail::timeline_event& e) {
         const std::uint64_t uuid =
-            track_uuid(t_.session.pid, counter_track_kind, e.thread_id * 0x100000001b3ull ^ e.site_id);
-        if (!counter_tracks_.emplace(e.site_id, uuid).second) return uuid;
-        const trace_site* site = t_.find_site(e.site_id);
+            track_uuid(t_.session.pid, counter_track_kind, thread_id_ * 0x100000001b3ull ^ t_.sites[e.site()].id);
+        if (!counter_tracks_.emplace(e.site(), uuid).second) return uuid;
         const std::size_t packet = open_packet(sequence_);
         const std::size_t track = pb::open(out_, field::track_descriptor);
         pb::append_uint(out_, field::track_uuid, uuid);
         pb::append_uint(out_, field::parent_uuid, thread_uuid_);
-        pb::append_bytes(out_, field::track_name, report::printable(site ? site->name : std::string_view("?")));
+        pb::append_bytes(out_, field::track_name, printable_text(t_.sites[e.site()].name));
         const std::size_t counter = pb::open(out_, field::track_counter);
         pb::close(out_, counter);
         pb::close(out_, track);
@@ -348,19 +396,23 @@ private:
     }
 
     const trace& t_;
-    std::string& result_;
+    std::string* result_;
     bool compress_;
-    std::string staging_;     // packets not yet compressed (when compressing)
+    pb::buffer out_;          // packets not yet moved to result_
     std::string compressed_;  // scratch
-    std::string& out_;        // where packets are written: staging_ or result_
     std::uint32_t sequence_ = 0;
     std::uint64_t thread_uuid_ = 0;
     std::uint64_t last_time_ = 0;
-    std::vector<bool> interned_sites_;
-    std::unordered_set<std::uint64_t> interned_sparse_sites_;
+    const std::vector<loupe::detail::timeline_event>* events_ = nullptr;  // the thread being written
+    std::vector<std::uint32_t> begins_;  // scratch for replay_thread
+    const loupe::detail::thread_contexts* contexts_ = nullptr;  // of the thread being written
+    std::uint64_t thread_id_ = 0;
+    std::vector<bool> interned_sites_;  // by site index
     unsigned annotation_names_ = 0;  // bit f: name of context field f interned
-    std::unordered_map<std::string_view, std::uint64_t> value_iids_;
-    std::unordered_map<std::uint64_t, std::uint64_t> counter_tracks_;  // site id -> track uuid
+    std::unordered_map<std::string_view, std::uint64_t> value_iids_;  // context value -> iid, this sequence
+    std::uint64_t value_iid_[context_field_count] = {};              // iids of the context being written
+    std::string_view last_value_[context_field_count];               // the values value_iid_ belongs to
+    std::unordered_map<std::uint32_t, std::uint64_t> counter_tracks_;  // site index -> track uuid
 };
 
 }  // namespace detail
@@ -372,12 +424,16 @@ struct perfetto_options {
     /// Turn off to inspect the packets with
     /// `protoc --decode=perfetto.protos.Trace`.
     bool compress = true;
+    /// convert_to_perfetto: threads converting the trace's threads in
+    /// parallel (0: one per core, at most 8). The output does not depend on it.
+    unsigned workers = 0;
 };
 
 /// Appends the Perfetto encoding of `t` (a serialized perfetto.protos.Trace)
 /// to `out`.
 inline void write_perfetto(const trace& t, std::string& out, perfetto_options options = {}) {
-    detail::perfetto_writer(t, out, options.compress).write();
+    detail::perfetto_writer writer(t, out, options.compress);
+    loupe::detail::write_viewer(t, writer);
 }
 
 /// The Perfetto encoding of `t`.
@@ -391,6 +447,17 @@ inline std::string to_perfetto(const trace& t, perfetto_options options = {}) {
 /// naming the path when it cannot be written.
 inline void write_perfetto_file(const trace& t, const std::string& path, perfetto_options options = {}) {
     loupe::detail::write_output_file(path, to_perfetto(t, options));
+}
+
+/// Converts the .loupe trace in [data, data + size) to Perfetto, appending to
+/// `out`, without building the whole in-memory model (one thread's events at
+/// a time): what `loupe convert` and perfetto_sink use. Same output as
+/// read_trace + write_perfetto. Throws loupe::trace_error for a bad trace.
+inline void convert_to_perfetto(const void* data, std::size_t size, std::string& out, perfetto_options options = {},
+                                decode_options decode = {}) {
+    trace skeleton;
+    detail::perfetto_writer writer(skeleton, out, options.compress);
+    loupe::detail::convert_viewer(data, size, skeleton, decode, writer, options.workers);
 }
 
 }  // namespace loupe::viewer
