@@ -13,6 +13,8 @@
 
 #include <cstdio>
 #include <fstream>
+#include <mutex>
+#include <thread>
 #include <sstream>
 #include <string>
 
@@ -243,6 +245,44 @@ TEST(PerfettoSink, WritesWhatTheSessionRecordedWhenItStops) {
         }
     }
     std::remove(loupe_path.c_str());
+    std::remove(pftrace.c_str());
+}
+
+TEST(PerfettoSink, ASessionThatOutgrowsTheBufferKeepsItsBeginningAndSaysSo) {
+    std::vector<std::string> errors;
+    std::mutex errors_mutex;
+    loupe::set_error_handler([&](const std::string& m) {
+        std::lock_guard<std::mutex> lock(errors_mutex);
+        errors.push_back(m);
+    });
+    const std::string pftrace = loupe_test::temp_trace_path("perfetto_cap") + ".pftrace";
+    loupe::session_config cfg;
+    cfg.name = "capped";
+    cfg.overflow = loupe::overflow_policy::block;
+    cfg.sinks = {std::make_shared<loupe::sinks::perfetto_sink>(pftrace, loupe::viewer::perfetto_options{}, 8192)};
+    loupe::session_stats stats;
+    {
+        auto session = loupe::start_session(cfg);
+        std::thread([] {
+            LOUPE_THREAD_NAME("busy");
+            for (int i = 0; i < 20000; ++i) {
+                LOUPE_ZONE("step");
+            }
+        }).join();
+        stats = session.stop();
+    }
+    loupe::set_error_handler({});
+    EXPECT_EQ(stats.sink_failures, 1u);
+    EXPECT_GT(stats.records_undelivered, 0u);
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_NE(errors[0].find("outgrew the sink's buffer of 8192 bytes"), std::string::npos) << errors[0];
+    const pf::model m = pf::replay(read_text(pftrace));
+    ASSERT_TRUE(m.ok) << m.error;
+    const pf::thread_track* busy = track_named(m, "busy");
+    ASSERT_NE(busy, nullptr);
+    EXPECT_GT(busy->slices.size(), 1000u);   // about 8 KiB of 4-byte zones
+    EXPECT_LT(busy->slices.size(), 20000u);
+    for (const pf::slice& s : busy->slices) EXPECT_EQ(s.name, "step");
     std::remove(pftrace.c_str());
 }
 

@@ -25,7 +25,11 @@ public:
 
     /// Checks now that `path` can be written (creating or truncating it), so a
     /// bad path fails before the session starts: loupe::error names it.
-    converting_sink(std::string path, converter convert) : path_(std::move(path)), convert_(std::move(convert)) {
+    /// `max_buffer_bytes` bounds the memory the session may take: past it the
+    /// sink fails (loupe reports it once and counts the records it no longer
+    /// takes) and the file holds the session up to that point.
+    converting_sink(std::string path, converter convert, std::size_t max_buffer_bytes)
+        : path_(std::move(path)), convert_(std::move(convert)), max_buffer_bytes_(max_buffer_bytes) {
         write_output_file(path_, {});
     }
     ~converting_sink() override {
@@ -37,7 +41,14 @@ public:
     converting_sink(const converting_sink&) = delete;
     converting_sink& operator=(const converting_sink&) = delete;
 
-    void write(const record& r) override { encoder_.encode(r); }
+    void write(const record& r) override {
+        if (encoder_.bytes().size() >= max_buffer_bytes_ && r.kind != record_kind::session_end) {
+            throw error("'" + path_ + "': the session outgrew the sink's buffer of " + std::to_string(max_buffer_bytes_) +
+                        " bytes; the file keeps what came before (record long sessions with file_sink and convert "
+                        "them with `loupe convert`)");
+        }
+        encoder_.encode(r);
+    }
     void flush() override { encoder_.close_batch(); }
 
     /// Converts what the session recorded and writes the file. A session that
@@ -62,6 +73,7 @@ public:
 private:
     std::string path_;
     converter convert_;
+    std::size_t max_buffer_bytes_;
     trace_encoder encoder_;
     bool closed_ = false;
 };

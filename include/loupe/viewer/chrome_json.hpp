@@ -3,6 +3,8 @@
 //
 //   loupe::trace t = loupe::read_trace_file("out.loupe");
 //   loupe::viewer::write_chrome_json_file(t, "out.json");
+//   // or straight from .loupe bytes, without the in-memory model:
+//   loupe::viewer::convert_to_chrome_json(bytes.data(), bytes.size(), out);
 //
 // The output is one JSON object {"traceEvents": [...], "displayTimeUnit":
 // "ns", "otherData": {...}}:
