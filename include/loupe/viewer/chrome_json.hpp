@@ -34,7 +34,7 @@
 #include <vector>
 
 #include "loupe/detail/output_file.hpp"
-#include "loupe/detail/viewer_timeline.hpp"
+#include "loupe/detail/viewer_sources.hpp"
 #include "loupe/reader.hpp"
 #include "loupe/report/json.hpp"
 

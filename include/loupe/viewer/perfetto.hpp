@@ -44,7 +44,7 @@
 #include "loupe/detail/deflate.hpp"
 #include "loupe/detail/output_file.hpp"
 #include "loupe/detail/protobuf_writer.hpp"
-#include "loupe/detail/viewer_timeline.hpp"
+#include "loupe/detail/viewer_sources.hpp"
 #include "loupe/reader.hpp"
 #include "loupe/report/text.hpp"
 

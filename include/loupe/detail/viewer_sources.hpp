@@ -1,0 +1,340 @@
+// Where the viewer writers' events come from, one thread at a time:
+// - a `trace` already in memory (for_each_thread_events, write_viewer);
+// - the bytes of a .loupe file (convert_viewer), without building the whole
+//   event model: a first pass reads the definitions and where each thread's
+//   EVENTS and CONTEXT records are (events are not decoded); a second pass
+//   decodes one thread at a time into reused buffers, validating its events
+//   as the reader does, on several worker threads when asked. Memory is 24
+//   bytes per event of the largest thread per worker instead of ~60 per event
+//   of the whole trace: touching fresh memory is the dominant cost of
+//   converting.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "loupe/detail/viewer_timeline.hpp"
+#include "loupe/error.hpp"
+#include "loupe/reader.hpp"
+#include "loupe/trace_decoder.hpp"
+
+namespace loupe::detail {
+
+/// Site id -> index in trace::sites: a direct table for the small dense ids
+/// loupe writes, the trace's hash index for anything else.
+class site_indexes {
+public:
+    explicit site_indexes(const trace& t) : t_(t) {
+        for (std::uint32_t i = 0; i < t.sites.size(); ++i) {
+            const std::uint64_t id = t.sites[i].id;
+            if (id < 2 * t.sites.size() + 64) {
+                if (id >= dense_.size()) {
+                    dense_.resize(id + 1, 0);
+                    dense_defined_.resize(id + 1, false);
+                }
+                dense_[id] = i;
+                dense_defined_[id] = true;
+            }
+        }
+    }
+    std::uint32_t operator()(std::uint64_t site_id) const {
+        if (site_id < dense_.size()) return dense_[site_id];
+        const trace_site* s = t_.find_site(site_id);  // defined: checked by defined() or the decoder
+        return s ? static_cast<std::uint32_t>(s - t_.sites.data()) : 0;
+    }
+    bool defined(std::uint64_t site_id) const {
+        return site_id < dense_.size() ? dense_defined_[site_id] : t_.find_site(site_id) != nullptr;
+    }
+
+private:
+    const trace& t_;
+    std::vector<std::uint32_t> dense_;
+    std::vector<bool> dense_defined_;
+};
+
+inline void check_convertible(std::size_t sites, std::uint64_t events) {
+    if (sites >= (1u << 30) || events >= 0xffffffffu) {
+        throw error("trace too large to convert: " + std::to_string(events) + " events, " + std::to_string(sites) +
+                    " sites");
+    }
+}
+
+/// The contexts of one thread that its events refer to.
+using thread_contexts = std::vector<const trace_context*>;
+
+/// Calls `visit(const trace_thread&, const std::vector<timeline_event>&,
+/// const thread_contexts&)` for every thread of an in-memory trace that has
+/// events, in the order of trace::threads.
+template <class Visitor>
+void for_each_thread_events(const trace& t, Visitor&& visit) {
+    check_convertible(t.sites.size(), t.events.size());
+    // Event indexes grouped by thread (counted first: one allocation).
+    std::vector<std::uint32_t> thread_of(t.events.size());
+    std::vector<std::size_t> first(t.threads.size() + 1, 0);
+    std::uint64_t cached_id = 0;
+    std::uint32_t cached_index = 0xffffffffu;
+    for (std::uint32_t i = 0; i < t.events.size(); ++i) {
+        if (i == 0 || t.events[i].thread_id != cached_id) {
+            const trace_thread* thread = t.find_thread(t.events[i].thread_id);
+            cached_id = t.events[i].thread_id;
+            cached_index = thread ? static_cast<std::uint32_t>(thread - t.threads.data()) : 0xffffffffu;
+        }
+        thread_of[i] = cached_index;
+        if (cached_index != 0xffffffffu) ++first[cached_index + 1];
+    }
+    for (std::size_t th = 0; th < t.threads.size(); ++th) first[th + 1] += first[th];
+    std::vector<std::uint32_t> grouped(first.back());
+    {
+        std::vector<std::size_t> fill(first.begin(), first.end() - 1);
+        for (std::uint32_t i = 0; i < t.events.size(); ++i) {
+            if (thread_of[i] != 0xffffffffu) grouped[fill[thread_of[i]]++] = i;
+        }
+    }
+    thread_of = {};
+    // Each context's index within its thread's list.
+    std::unordered_map<std::uint64_t, thread_contexts> contexts_of;
+    std::vector<std::uint32_t> local_index(t.contexts.size());
+    for (std::size_t i = 0; i < t.contexts.size(); ++i) {
+        thread_contexts& list = contexts_of[t.contexts[i].thread_id];
+        local_index[i] = static_cast<std::uint32_t>(list.size());
+        list.push_back(&t.contexts[i]);
+    }
+    static const thread_contexts none;
+    const site_indexes site_index(t);
+    std::vector<timeline_event> events;
+    for (std::size_t th = 0; th < t.threads.size(); ++th) {
+        if (first[th] == first[th + 1]) continue;
+        events.clear();
+        for (std::size_t k = first[th]; k < first[th + 1]; ++k) {
+            const trace_event& e = t.events[grouped[k]];
+            const std::uint32_t ctx = e.context == no_context ? timeline_event::no_context : local_index[e.context];
+            events.push_back(timeline_event::make(e.type, site_index(e.site_id), e.begin_ns, e.end_ns, e.value, ctx));
+        }
+        auto it = contexts_of.find(t.threads[th].id);
+        visit(t.threads[th], events, it == contexts_of.end() ? none : it->second);
+    }
+}
+
+// First pass over .loupe bytes: everything of a `trace` but its events and
+// contexts, plus where each thread's EVENTS and CONTEXT records start (the
+// second pass reads them one thread at a time). Events are not decoded here.
+class trace_skeleton_builder final : public trace_builder {
+public:
+    struct thread_records {
+        std::vector<std::uint64_t> events_records;   // offsets, in file order
+        std::vector<std::uint64_t> context_records;  // offsets, in file order
+        std::uint64_t event_bytes = 0;               // EVENTS payload bytes (an event takes >= 3)
+    };
+
+    trace_skeleton_builder(trace& out, const unsigned char* data, std::size_t size)
+        : trace_builder(out), data_(data), size_(size) {}
+    void on_events_begin(std::uint64_t offset, std::uint64_t thread_id) override {
+        thread_records& r = records[thread_id];
+        r.events_records.push_back(offset);
+        // Payload size from the record's framing (validated by the decoder).
+        trace_cursor head(data_, offset, size_);
+        head.u8("record kind");
+        r.event_bytes += head.varint("record length");
+    }
+    void on_context(std::uint64_t offset, const trace_context& c) override {
+        records[c.thread_id].context_records.push_back(offset);
+    }
+    void on_site(std::uint64_t offset, const trace_site& s) override {
+        trace_builder::on_site(offset, s);
+        site_offsets.push_back(offset);
+    }
+
+    std::unordered_map<std::uint64_t, thread_records> records;
+    std::vector<std::uint64_t> site_offsets;  // where each site (trace::sites order) is defined
+
+private:
+    const unsigned char* data_;
+    std::size_t size_;
+};
+
+// The payload of the record at `offset` (validated by the first pass),
+// after its leading thread id.
+inline trace_cursor record_after_thread(const unsigned char* data, std::size_t size, std::uint64_t offset) {
+    trace_cursor head(data, offset, size);
+    head.u8("record kind");
+    const std::uint64_t length = head.varint("record length");
+    trace_cursor c(data, head.pos(), head.pos() + length);
+    c.varint("thread");
+    return c;
+}
+
+/// Where the first pass found each thread's records and each site's definition.
+struct skeleton_index {
+    std::unordered_map<std::uint64_t, trace_skeleton_builder::thread_records> records;
+    std::vector<std::uint64_t> site_offsets;  // by index in trace::sites
+};
+
+/// The first pass over .loupe bytes: `skeleton` receives the session, sites,
+/// threads, drops and end (everything but events and contexts). Throws
+/// loupe::trace_error.
+inline skeleton_index read_skeleton(const unsigned char* data, std::size_t size, trace& skeleton,
+                                    decode_options options) {
+    trace_skeleton_builder builder(skeleton, data, size);
+    trace_decoder first_pass(data, size, builder);
+    first_pass.decode_events = false;  // the second pass decodes (and checks) them
+    skeleton.complete = first_pass.run(options).complete;
+    check_convertible(skeleton.sites.size(), 0);
+    return {std::move(builder.records), std::move(builder.site_offsets)};
+}
+
+// Per-worker buffers of the second pass, reused from thread to thread.
+struct thread_buffers {
+    std::vector<timeline_event> events;
+    std::vector<trace_context> context_storage;
+    thread_contexts contexts;  // by time
+};
+
+/// The second pass for one thread: decodes its contexts and events into `b`.
+/// Throws loupe::trace_error for a bad event (the first pass does not look
+/// inside EVENTS records).
+inline void decode_thread(const unsigned char* data, std::size_t size, const trace& skeleton,
+                          const site_indexes& site_index, const std::vector<std::uint64_t>& site_offsets,
+                          const trace_thread& thread, const trace_skeleton_builder::thread_records& records,
+                          thread_buffers& b) {
+    // The thread's contexts, by time (stable: file order on ties).
+    if (b.context_storage.size() < records.context_records.size()) b.context_storage.resize(records.context_records.size());
+    b.contexts.clear();
+    for (std::size_t i = 0; i < records.context_records.size(); ++i) {
+        trace_cursor c = record_after_thread(data, size, records.context_records[i]);
+        b.context_storage[i].thread_id = thread.id;
+        decode_context_fields(c, b.context_storage[i]);
+        b.contexts.push_back(&b.context_storage[i]);
+    }
+    std::stable_sort(b.contexts.begin(), b.contexts.end(),
+                     [](const trace_context* x, const trace_context* y) { return x->time_ns < y->time_ns; });
+    const thread_contexts& contexts = b.contexts;
+    // The latest context at or before `begin`: usually the thread's last or
+    // one of the few before it (a zone that began before a nested context
+    // change), else a binary search.
+    auto context_at = [&](std::uint64_t begin) -> std::uint32_t {
+        const std::size_t n = contexts.size();
+        for (std::size_t back = 1; back <= 4 && back <= n; ++back) {
+            if (contexts[n - back]->time_ns <= begin) return static_cast<std::uint32_t>(n - back);
+        }
+        auto after = std::upper_bound(contexts.begin(), contexts.end(), begin,
+                                      [](std::uint64_t t, const trace_context* c) { return t < c->time_ns; });
+        return after == contexts.begin() ? timeline_event::no_context
+                                         : static_cast<std::uint32_t>(after - contexts.begin() - 1);
+    };
+
+    b.events.clear();
+    b.events.reserve(static_cast<std::size_t>(records.event_bytes / 3));
+    std::uint64_t base_ns = skeleton.session.start_ns;
+    for (const std::uint64_t offset : records.events_records) {
+        trace_cursor c = record_after_thread(data, size, offset);
+        c.bounded_by_record = true;
+        decode_event_list(
+            c, thread.id, base_ns,
+            // Defined, and before this event (definitions precede first use).
+            [&](std::uint64_t id, std::uint64_t at) { return site_index.defined(id) && site_offsets[site_index(id)] < at; },
+            [&](std::uint64_t, const trace_event& e) {
+                b.events.push_back(timeline_event::make(e.type, site_index(e.site_id), e.begin_ns, e.end_ns, e.value,
+                                                        context_at(e.begin_ns)));
+            });
+    }
+    check_convertible(skeleton.sites.size(), b.events.size());  // indexes within a thread are 32-bit
+}
+
+/// Runs a viewer writer (begin(expected_events), thread(thread, events),
+/// finish()) over an in-memory trace.
+template <class Writer>
+void write_viewer(const trace& t, Writer& writer) {
+    writer.begin(t.events.size());
+    for_each_thread_events(t, [&](const trace_thread& thread, const std::vector<timeline_event>& events,
+                                  const thread_contexts& contexts) { writer.thread(thread, events, contexts); });
+    writer.finish();
+}
+
+/// Runs a viewer writer over .loupe bytes, one thread at a time, on up to
+/// `workers` threads (0: one per core, at most 8); `skeleton` (which the
+/// writer refers to) receives everything but events and contexts. Threads
+/// are written in the order of skeleton.threads whatever the parallelism:
+/// each worker has its own Writer (constructed from the main one), output
+/// string and buffers, and the outputs are appended in order. A bad event
+/// throws the loupe::trace_error of the first thread (in that order) that
+/// has one.
+template <class Writer>
+void convert_viewer(const void* data, std::size_t size, trace& skeleton, decode_options options, Writer& writer,
+                    unsigned workers = 0) {
+    static const unsigned char empty = 0;
+    const auto* bytes = size == 0 ? &empty : static_cast<const unsigned char*>(data);
+    const skeleton_index index = read_skeleton(bytes, size, skeleton, options);
+    const auto& records = index.records;
+    const site_indexes site_index(skeleton);
+
+    std::vector<std::pair<const trace_thread*, const trace_skeleton_builder::thread_records*>> work;
+    for (const trace_thread& thread : skeleton.threads) {
+        auto it = records.find(thread.id);
+        if (it != records.end() && it->second.event_bytes != 0) work.emplace_back(&thread, &it->second);
+    }
+    if (workers == 0) workers = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
+    workers = static_cast<unsigned>(std::min<std::size_t>(workers, work.size()));
+
+    writer.begin(size / 4);
+    std::uint64_t total_events = 0;
+    if (workers <= 1) {
+        thread_buffers b;
+        for (const auto& [thread, thread_records] : work) {
+            decode_thread(bytes, size, skeleton, site_index, index.site_offsets, *thread, *thread_records, b);
+            total_events += b.events.size();
+            writer.thread(*thread, b.events, b.contexts);
+        }
+    } else {
+        std::vector<std::string> outputs(work.size());
+        std::vector<std::exception_ptr> errors(work.size());
+        std::vector<std::uint64_t> counts(work.size(), 0);
+        std::atomic<std::size_t> next{0};
+        auto run = [&] {
+            thread_buffers b;
+            std::string unused;
+            Writer local(writer, unused);
+            for (std::size_t k; (k = next.fetch_add(1)) < work.size();) {
+                try {
+                    decode_thread(bytes, size, skeleton, site_index, index.site_offsets, *work[k].first,
+                                  *work[k].second, b);
+                    counts[k] = b.events.size();
+                    local.retarget(outputs[k]);
+                    local.thread(*work[k].first, b.events, b.contexts);
+                } catch (...) {
+                    errors[k] = std::current_exception();
+                }
+            }
+        };
+        std::vector<std::thread> pool;
+        try {
+            for (unsigned w = 1; w < workers; ++w) pool.emplace_back(run);
+        } catch (const std::system_error&) {  // no more threads: the ones started and this one do the work
+        }
+        run();
+        for (std::thread& t : pool) t.join();
+        for (const std::exception_ptr& e : errors) {
+            if (e) std::rethrow_exception(e);
+        }
+        std::string& out = writer.target();
+        for (std::size_t k = 0; k < work.size(); ++k) {
+            total_events += counts[k];
+            out += outputs[k];
+            outputs[k] = std::string();
+        }
+    }
+    if (skeleton.complete && total_events != skeleton.end.events_written) {
+        throw trace_error(0, "END says " + std::to_string(skeleton.end.events_written) + " events were written but " +
+                                 std::to_string(total_events) + " are in the trace");
+    }
+    writer.finish();
+}
+
+}  // namespace loupe::detail
