@@ -121,9 +121,9 @@ enum track_kind : std::uint64_t { process_track = 1, thread_track = 2, counter_t
 
 class perfetto_writer {
 public:
-    /// `t` supplies the session, sites, threads and contexts (its events are
-    /// not read: they come through thread()); it may be filled after
-    /// construction, before begin().
+    /// `t` supplies the session, sites, threads, drops and end (events and
+    /// contexts come through thread()); it may be filled after construction,
+    /// before begin().
     perfetto_writer(const trace& t, std::string& out, bool compress) : t_(t), result_(&out), compress_(compress) {}
     /// A writer for a worker thread: same trace and settings as `main`,
     /// writing threads to `out` (see loupe::detail::convert_viewer).
