@@ -272,12 +272,14 @@ void decode_event_list(trace_cursor& c, std::uint64_t thread_id, std::uint64_t& 
     }
 }
 
-/// Decodes the rest of a CONTEXT payload after its thread id (time, flags,
-/// the six values) into `ctx`, reusing its strings' storage. Shared by the
-/// decoder and by readers that revisit one thread's records.
-inline void decode_context_fields(trace_cursor& c, trace_context& ctx) {
-    ctx.time_ns = c.u64("CONTEXT time_ns");
-    ctx.truncated_mask = c.u8("CONTEXT truncated flags");
+/// Decodes the rest of a CONTEXT payload after its thread id: time, flags,
+/// then `on_value(field_index, text)` for the six values (each checked
+/// against max_context_value). Shared by the decoder and by readers that
+/// revisit one thread's records.
+template <class OnValue>
+void decode_context_payload(trace_cursor& c, std::uint64_t& time_ns, std::uint8_t& truncated_mask, OnValue&& on_value) {
+    time_ns = c.u64("CONTEXT time_ns");
+    truncated_mask = c.u8("CONTEXT truncated flags");
     for (unsigned f = 0; f < context_field_count; ++f) {
         const std::uint64_t value_at = c.pos();
         const std::string_view v = c.bytes(context_field_name(static_cast<context_field>(f)));
@@ -286,7 +288,7 @@ inline void decode_context_fields(trace_cursor& c, trace_context& ctx) {
                                             " has " + std::to_string(v.size()) + " bytes; expected at most " +
                                             std::to_string(max_context_value));
         }
-        ctx.fields[f].assign(v.data(), v.size());
+        on_value(f, v);
     }
 }
 
@@ -516,13 +518,14 @@ private:
     }
 
     void context_change(std::uint64_t at, trace_cursor& c) {
-        trace_context ctx;
+        trace_context& ctx = context_;  // reused: its strings keep their storage
         const std::uint64_t thread_at = c.pos();
         ctx.thread_id = c.varint("CONTEXT thread");
         if (threads_.find(ctx.thread_id) == threads_.end()) {
             throw trace_error(thread_at, "CONTEXT thread " + std::to_string(ctx.thread_id) + " is not defined before it");
         }
-        decode_context_fields(c, ctx);
+        decode_context_payload(c, ctx.time_ns, ctx.truncated_mask,
+                               [&](unsigned f, std::string_view v) { ctx.fields[f].assign(v.data(), v.size()); });
         visitor_.on_context(at, ctx);
     }
 
@@ -559,6 +562,7 @@ private:
     std::unordered_map<std::uint64_t, std::string> strings_;
     std::unordered_map<std::uint64_t, site_kind> sites_;
     std::unordered_map<std::uint64_t, thread_state> threads_;
+    trace_context context_;
 };
 
 }  // namespace detail

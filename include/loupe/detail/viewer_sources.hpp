@@ -67,8 +67,74 @@ inline void check_convertible(std::size_t sites, std::uint64_t events) {
     }
 }
 
-/// The contexts of one thread that its events refer to.
-using thread_contexts = std::vector<const trace_context*>;
+/// One context's six values, viewing storage that outlives the conversion
+/// (the trace's strings, or the .loupe bytes).
+struct context_view {
+    std::string_view fields[context_field_count];
+};
+
+/// The contexts of one thread that its events refer to, by time. Values are
+/// read only when a writer asks (get): a thread may have a context per
+/// request, and most are never shown.
+class thread_contexts {
+public:
+    /// From an in-memory trace.
+    explicit thread_contexts(const trace& model) : model_(&model) {}
+    /// From .loupe bytes (offsets of CONTEXT records, validated).
+    thread_contexts(const unsigned char* data, std::size_t size) : data_(data), size_(size) {}
+
+    void clear() { entries_.clear(); }
+    /// `where`: index into trace::contexts, or the record's offset.
+    void add(std::uint64_t time_ns, std::uint64_t where) { entries_.push_back({time_ns, where}); }
+    void sort_by_time() {
+        std::stable_sort(entries_.begin(), entries_.end(),
+                         [](const entry& a, const entry& b) { return a.time_ns < b.time_ns; });
+    }
+    std::size_t size() const noexcept { return entries_.size(); }
+    std::uint64_t time(std::size_t i) const noexcept { return entries_[i].time_ns; }
+
+    /// The latest context at or before `begin`, or timeline_event::no_context:
+    /// usually the last or one of the few before it (a zone that began
+    /// before a nested context change), else a binary search.
+    std::uint32_t at(std::uint64_t begin) const {
+        const std::size_t n = entries_.size();
+        for (std::size_t back = 1; back <= 4 && back <= n; ++back) {
+            if (entries_[n - back].time_ns <= begin) return static_cast<std::uint32_t>(n - back);
+        }
+        auto after = std::upper_bound(entries_.begin(), entries_.end(), begin,
+                                      [](std::uint64_t t, const entry& e) { return t < e.time_ns; });
+        return after == entries_.begin() ? timeline_event::no_context
+                                         : static_cast<std::uint32_t>(after - entries_.begin() - 1);
+    }
+
+    context_view get(std::size_t i) const {
+        context_view v;
+        if (model_) {
+            const trace_context& c = model_->contexts[entries_[i].where];
+            for (unsigned f = 0; f < context_field_count; ++f) v.fields[f] = c.fields[f];
+            return v;
+        }
+        trace_cursor head(data_, entries_[i].where, size_);
+        head.u8("record kind");
+        const std::uint64_t length = head.varint("record length");
+        trace_cursor c(data_, head.pos(), head.pos() + length);
+        c.varint("thread");
+        std::uint64_t time;
+        std::uint8_t flags;
+        decode_context_payload(c, time, flags, [&](unsigned f, std::string_view text) { v.fields[f] = text; });
+        return v;
+    }
+
+private:
+    struct entry {
+        std::uint64_t time_ns;
+        std::uint64_t where;
+    };
+    std::vector<entry> entries_;
+    const trace* model_ = nullptr;
+    const unsigned char* data_ = nullptr;
+    std::size_t size_ = 0;
+};
 
 /// Calls `visit(const trace_thread&, const std::vector<timeline_event>&,
 /// const thread_contexts&)` for every thread of an in-memory trace that has
@@ -99,15 +165,16 @@ void for_each_thread_events(const trace& t, Visitor&& visit) {
         }
     }
     thread_of = {};
-    // Each context's index within its thread's list.
+    // Each context's index within its thread's list (in file order: events
+    // keep the reader's attribution).
     std::unordered_map<std::uint64_t, thread_contexts> contexts_of;
     std::vector<std::uint32_t> local_index(t.contexts.size());
     for (std::size_t i = 0; i < t.contexts.size(); ++i) {
-        thread_contexts& list = contexts_of[t.contexts[i].thread_id];
+        thread_contexts& list = contexts_of.try_emplace(t.contexts[i].thread_id, t).first->second;
         local_index[i] = static_cast<std::uint32_t>(list.size());
-        list.push_back(&t.contexts[i]);
+        list.add(t.contexts[i].time_ns, i);
     }
-    static const thread_contexts none;
+    const thread_contexts none(t);
     const site_indexes site_index(t);
     std::vector<timeline_event> events;
     for (std::size_t th = 0; th < t.threads.size(); ++th) {
@@ -130,7 +197,7 @@ class trace_skeleton_builder final : public trace_builder {
 public:
     struct thread_records {
         std::vector<std::uint64_t> events_records;   // offsets, in file order
-        std::vector<std::uint64_t> context_records;  // offsets, in file order
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> context_records;  // (time, offset), in file order
         std::uint64_t event_bytes = 0;               // EVENTS payload bytes (an event takes >= 3)
     };
 
@@ -145,7 +212,7 @@ public:
         r.event_bytes += head.varint("record length");
     }
     void on_context(std::uint64_t offset, const trace_context& c) override {
-        records[c.thread_id].context_records.push_back(offset);
+        records[c.thread_id].context_records.push_back({c.time_ns, offset});
     }
     void on_site(std::uint64_t offset, const trace_site& s) override {
         trace_builder::on_site(offset, s);
@@ -192,9 +259,9 @@ inline skeleton_index read_skeleton(const unsigned char* data, std::size_t size,
 
 // Per-worker buffers of the second pass, reused from thread to thread.
 struct thread_buffers {
+    thread_buffers(const unsigned char* data, std::size_t size) : contexts(data, size) {}
     std::vector<timeline_event> events;
-    std::vector<trace_context> context_storage;
-    thread_contexts contexts;  // by time
+    thread_contexts contexts;
 };
 
 /// The second pass for one thread: decodes its contexts and events into `b`.
@@ -205,30 +272,10 @@ inline void decode_thread(const unsigned char* data, std::size_t size, const tra
                           const trace_thread& thread, const trace_skeleton_builder::thread_records& records,
                           thread_buffers& b) {
     // The thread's contexts, by time (stable: file order on ties).
-    if (b.context_storage.size() < records.context_records.size()) b.context_storage.resize(records.context_records.size());
     b.contexts.clear();
-    for (std::size_t i = 0; i < records.context_records.size(); ++i) {
-        trace_cursor c = record_after_thread(data, size, records.context_records[i]);
-        b.context_storage[i].thread_id = thread.id;
-        decode_context_fields(c, b.context_storage[i]);
-        b.contexts.push_back(&b.context_storage[i]);
-    }
-    std::stable_sort(b.contexts.begin(), b.contexts.end(),
-                     [](const trace_context* x, const trace_context* y) { return x->time_ns < y->time_ns; });
+    for (const auto& [time, offset] : records.context_records) b.contexts.add(time, offset);
+    b.contexts.sort_by_time();
     const thread_contexts& contexts = b.contexts;
-    // The latest context at or before `begin`: usually the thread's last or
-    // one of the few before it (a zone that began before a nested context
-    // change), else a binary search.
-    auto context_at = [&](std::uint64_t begin) -> std::uint32_t {
-        const std::size_t n = contexts.size();
-        for (std::size_t back = 1; back <= 4 && back <= n; ++back) {
-            if (contexts[n - back]->time_ns <= begin) return static_cast<std::uint32_t>(n - back);
-        }
-        auto after = std::upper_bound(contexts.begin(), contexts.end(), begin,
-                                      [](std::uint64_t t, const trace_context* c) { return t < c->time_ns; });
-        return after == contexts.begin() ? timeline_event::no_context
-                                         : static_cast<std::uint32_t>(after - contexts.begin() - 1);
-    };
 
     b.events.clear();
     b.events.reserve(static_cast<std::size_t>(records.event_bytes / 3));
@@ -242,7 +289,7 @@ inline void decode_thread(const unsigned char* data, std::size_t size, const tra
             [&](std::uint64_t id, std::uint64_t at) { return site_index.defined(id) && site_offsets[site_index(id)] < at; },
             [&](std::uint64_t, const trace_event& e) {
                 b.events.push_back(timeline_event::make(e.type, site_index(e.site_id), e.begin_ns, e.end_ns, e.value,
-                                                        context_at(e.begin_ns)));
+                                                        contexts.at(e.begin_ns)));
             });
     }
     check_convertible(skeleton.sites.size(), b.events.size());  // indexes within a thread are 32-bit
@@ -286,7 +333,7 @@ void convert_viewer(const void* data, std::size_t size, trace& skeleton, decode_
     writer.begin(size / 4);
     std::uint64_t total_events = 0;
     if (workers <= 1) {
-        thread_buffers b;
+        thread_buffers b(bytes, size);
         for (const auto& [thread, thread_records] : work) {
             decode_thread(bytes, size, skeleton, site_index, index.site_offsets, *thread, *thread_records, b);
             total_events += b.events.size();
@@ -298,7 +345,7 @@ void convert_viewer(const void* data, std::size_t size, trace& skeleton, decode_
         std::vector<std::uint64_t> counts(work.size(), 0);
         std::atomic<std::size_t> next{0};
         auto run = [&] {
-            thread_buffers b;
+            thread_buffers b(bytes, size);
             std::string unused;
             Writer local(writer, unused);
             for (std::size_t k; (k = next.fetch_add(1)) < work.size();) {

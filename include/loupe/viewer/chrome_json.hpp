@@ -121,8 +121,12 @@ private:
             *out_ += ",\"args\":{\"value\":" + report::json::number(e.value()) + "}}";
             return;
         }
-        const trace_context* context =
-            step.show_context && e.context != loupe::detail::timeline_event::no_context ? (*contexts_)[e.context] : nullptr;
+        loupe::detail::context_view shown;
+        const loupe::detail::context_view* context = nullptr;
+        if (step.show_context && e.context != loupe::detail::timeline_event::no_context) {
+            shown = contexts_->get(e.context);
+            context = &shown;
+        }
         if (context) {
             *out_ += ",\"args\":{";
             bool first = true;

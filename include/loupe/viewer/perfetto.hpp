@@ -273,8 +273,12 @@ private:
 
     void write_step(const loupe::detail::timeline_step& step) {
         const loupe::detail::timeline_event& e = (*events_)[step.event];
-        const trace_context* context =
-            step.show_context && e.context != loupe::detail::timeline_event::no_context ? (*contexts_)[e.context] : nullptr;
+        loupe::detail::context_view shown;
+        const loupe::detail::context_view* context = nullptr;
+        if (step.show_context && e.context != loupe::detail::timeline_event::no_context) {
+            shown = contexts_->get(e.context);
+            context = &shown;
+        }
         std::uint64_t counter_uuid = 0;
         if (step.kind == loupe::detail::timeline_step::counter) counter_uuid = counter_track(e);
 
@@ -320,12 +324,12 @@ private:
     // defined yet, in the same packet (before its track event is read).
     // Also fills value_iid_[f] for the context's values (one hash lookup
     // per value).
-    void intern(const loupe::detail::timeline_event& e, const trace_context* context) {
+    void intern(const loupe::detail::timeline_event& e, const loupe::detail::context_view* context) {
         const bool new_name = e.type() != event_type::counter && !interned_sites_[e.site()];
         unsigned new_values = 0;  // bit f: value f gets a new iid
         unsigned new_names = 0;   // bit f: field name f is first used
         for (unsigned f = 0; context && f < context_field_count; ++f) {
-            const std::string& value = context->fields[f];
+            const std::string_view value = context->fields[f];
             if (value.empty()) continue;
             if (!(annotation_names_ & (1u << f))) new_names |= 1u << f;
             if (f == request_field) continue;       // written inline (see write_step)
