@@ -17,7 +17,7 @@ namespace loupe::sinks {
 /// the sink holds it in memory in the compact .loupe encoding (about 4–6
 /// bytes per event); when the session stops it converts and writes the file
 /// on the collector thread: `session::stop()` returns once the file is
-/// written (about 0.2 s per million events); other threads never wait. The
+/// written (about 0.15–0.3 s per million events); other threads never wait. The
 /// buffer is bounded by `max_buffer_bytes` (default 512 MiB, about 100 M
 /// events): past it the sink fails, loupe reports it once and counts the
 /// records it no longer takes, and the file holds the session up to there.
