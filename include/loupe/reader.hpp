@@ -135,15 +135,20 @@ inline trace read_trace(const void* data, std::size_t size, decode_options optio
 inline std::vector<unsigned char> read_file_bytes(const std::string& path) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) throw error("cannot open '" + path + "': " + std::strerror(errno));
+    // Read straight into a buffer of the file's size (one copy); a file that
+    // grows meanwhile, or one whose size is unknown (a pipe), is read on in
+    // chunks.
     std::vector<unsigned char> bytes;
     if (std::fseek(f, 0, SEEK_END) == 0) {
         const long size = std::ftell(f);
-        if (size > 0) bytes.reserve(static_cast<std::size_t>(size));
         std::rewind(f);
+        if (size > 0) {
+            bytes.resize(static_cast<std::size_t>(size));
+            bytes.resize(std::fread(bytes.data(), 1, bytes.size(), f));
+        }
     }
-    unsigned char buf[64 * 1024];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.insert(bytes.end(), buf, buf + n);
+    unsigned char chunk[64 * 1024];
+    for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;) bytes.insert(bytes.end(), chunk, chunk + n);
     const bool failed = std::ferror(f) != 0;
     const int err = errno;
     std::fclose(f);

@@ -192,10 +192,25 @@ void annotate_requests(long first, long last) {
 
 // Memory is compared after a warm-up pass, so that what is allocated once
 // (the ring, sanitizer shadow memory) does not count. The bounds leave room
-// for allocator and sanitizer noise (TSan's own bookkeeping grew RSS by 1.7
-// MiB in CI) while staying far below what keeping even one byte per
-// distinct id would cost (9 M and 4 M distinct ids below).
+// for allocator noise while staying far below what keeping even one byte
+// per distinct id would cost (9 M and 4 M distinct ids below). Under TSan
+// the process's RSS grows with the work itself (TSan's bookkeeping: 1.7 and
+// 3.9 MiB seen in CI), so these two measure nothing there and are skipped;
+// they run in every other build.
+#if defined(__SANITIZE_THREAD__)
+#    define LOUPE_TEST_UNDER_TSAN 1
+#elif defined(__has_feature)
+#    if __has_feature(thread_sanitizer)
+#        define LOUPE_TEST_UNDER_TSAN 1
+#    endif
+#endif
+#ifdef LOUPE_TEST_UNDER_TSAN
+#    define LOUPE_SKIP_RSS_CHECK_UNDER_TSAN() GTEST_SKIP() << "RSS grows with TSan's own bookkeeping"
+#else
+#    define LOUPE_SKIP_RSS_CHECK_UNDER_TSAN() (void)0
+#endif
 TEST(Context, TenMillionDistinctRequestIdsDoNotGrowMemory) {
+    LOUPE_SKIP_RSS_CHECK_UNDER_TSAN();
     annotate_requests(0, 1'000'000);
     const long before = resident_kib();
     annotate_requests(1'000'000, 10'000'000);
@@ -204,6 +219,7 @@ TEST(Context, TenMillionDistinctRequestIdsDoNotGrowMemory) {
 }
 
 TEST(Context, DistinctIdsRecordedIntoASessionDoNotGrowTheHostsMemory) {
+    LOUPE_SKIP_RSS_CHECK_UNDER_TSAN();
     loupe::session_config cfg;
     cfg.name = "ids";
     cfg.sinks = {std::make_shared<loupe::sinks::null_sink>()};

@@ -121,3 +121,35 @@ TEST(ViewerTimeline, EveryEndClosesTheZoneBegunLast) {
 }
 
 }  // namespace
+
+namespace {
+
+// thread_contexts::at walks from its previous answer; whatever the order of
+// the questions it must give what a binary search gives.
+TEST(ViewerContexts, AtAgreesWithABinarySearchWhateverTheQueryOrder) {
+    const loupe::trace empty_model;
+    loupe::detail::thread_contexts contexts(empty_model);
+    std::vector<std::uint64_t> times;
+    std::uint64_t now = 1000;
+    std::uint64_t state = 99;
+    auto rnd = [&](std::uint64_t n) {
+        state = state * 6364136223846793005ull + 1442695040888963407ull;
+        return (state >> 33) % n;
+    };
+    for (int i = 0; i < 2000; ++i) {
+        now += rnd(3) * 10;  // ties included
+        times.push_back(now);
+        contexts.add(now, static_cast<std::uint64_t>(i));
+    }
+    contexts.sort_by_time();
+    for (int q = 0; q < 20000; ++q) {
+        // Mostly small steps forward, sometimes back, sometimes far.
+        const std::uint64_t begin = q % 97 == 0 ? rnd(now + 2000) : 1000 + (q / 2) * 2 - rnd(30);
+        const auto after = std::upper_bound(times.begin(), times.end(), begin);
+        const std::uint32_t expected = after == times.begin() ? loupe::detail::timeline_event::no_context
+                                                              : static_cast<std::uint32_t>(after - times.begin() - 1);
+        ASSERT_EQ(contexts.at(begin), expected) << "query " << q << " begin " << begin;
+    }
+}
+
+}  // namespace

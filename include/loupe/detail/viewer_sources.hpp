@@ -83,7 +83,10 @@ public:
     /// From .loupe bytes (offsets of CONTEXT records, validated).
     thread_contexts(const unsigned char* data, std::size_t size) : data_(data), size_(size) {}
 
-    void clear() { entries_.clear(); }
+    void clear() {
+        entries_.clear();
+        hint_ = 0;
+    }
     /// `where`: index into trace::contexts, or the record's offset.
     void add(std::uint64_t time_ns, std::uint64_t where) { entries_.push_back({time_ns, where}); }
     void sort_by_time() {
@@ -93,18 +96,27 @@ public:
     std::size_t size() const noexcept { return entries_.size(); }
     std::uint64_t time(std::size_t i) const noexcept { return entries_[i].time_ns; }
 
-    /// The latest context at or before `begin`, or timeline_event::no_context:
-    /// usually the last or one of the few before it (a zone that began
-    /// before a nested context change), else a binary search.
-    std::uint32_t at(std::uint64_t begin) const {
+    /// The latest context at or before `begin`, or timeline_event::no_context.
+    /// Events come in file order, so their begins mostly move forward: the
+    /// search starts from the previous answer and walks a few steps before
+    /// falling back to a binary search. Amortized O(1).
+    std::uint32_t at(std::uint64_t begin) {
         const std::size_t n = entries_.size();
-        for (std::size_t back = 1; back <= 4 && back <= n; ++back) {
-            if (entries_[n - back].time_ns <= begin) return static_cast<std::uint32_t>(n - back);
+        if (n == 0) return timeline_event::no_context;
+        std::size_t i = hint_ < n ? hint_ : n - 1;
+        if (entries_[i].time_ns <= begin) {
+            for (int steps = 0; steps < 8 && i + 1 < n && entries_[i + 1].time_ns <= begin; ++steps) ++i;
+            if (i + 1 == n || entries_[i + 1].time_ns > begin) return static_cast<std::uint32_t>(hint_ = i);
+        } else {
+            for (int steps = 0; steps < 8 && i > 0 && entries_[i].time_ns > begin; ++steps) --i;
+            if (entries_[i].time_ns <= begin) return static_cast<std::uint32_t>(hint_ = i);
+            if (i == 0) return timeline_event::no_context;
         }
         auto after = std::upper_bound(entries_.begin(), entries_.end(), begin,
                                       [](std::uint64_t t, const entry& e) { return t < e.time_ns; });
-        return after == entries_.begin() ? timeline_event::no_context
-                                         : static_cast<std::uint32_t>(after - entries_.begin() - 1);
+        if (after == entries_.begin()) return timeline_event::no_context;
+        hint_ = static_cast<std::size_t>(after - entries_.begin() - 1);
+        return static_cast<std::uint32_t>(hint_);
     }
 
     context_view get(std::size_t i) const {
@@ -131,6 +143,7 @@ private:
         std::uint64_t where;
     };
     std::vector<entry> entries_;
+    std::size_t hint_ = 0;  // the previous answer of at()
     const trace* model_ = nullptr;
     const unsigned char* data_ = nullptr;
     std::size_t size_ = 0;
@@ -212,7 +225,11 @@ public:
         r.event_bytes += head.varint("record length");
     }
     void on_context(std::uint64_t offset, const trace_context& c) override {
-        records[c.thread_id].context_records.push_back({c.time_ns, offset});
+        if (c.thread_id != context_thread_ || !context_records_) {  // a thread's contexts mostly come in runs
+            context_thread_ = c.thread_id;
+            context_records_ = &records[c.thread_id].context_records;
+        }
+        context_records_->push_back({c.time_ns, offset});
     }
     void on_site(std::uint64_t offset, const trace_site& s) override {
         trace_builder::on_site(offset, s);
@@ -225,6 +242,8 @@ public:
 private:
     const unsigned char* data_;
     std::size_t size_;
+    std::uint64_t context_thread_ = 0;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>>* context_records_ = nullptr;  // of context_thread_
 };
 
 // The payload of the record at `offset` (validated by the first pass),
@@ -275,7 +294,7 @@ inline void decode_thread(const unsigned char* data, std::size_t size, const tra
     b.contexts.clear();
     for (const auto& [time, offset] : records.context_records) b.contexts.add(time, offset);
     b.contexts.sort_by_time();
-    const thread_contexts& contexts = b.contexts;
+    thread_contexts& contexts = b.contexts;
 
     b.events.clear();
     b.events.reserve(static_cast<std::size_t>(records.event_bytes / 3));
