@@ -36,6 +36,8 @@ struct trace {
     std::vector<trace_event> events;   ///< in file order: per thread, the order it produced them
     std::vector<trace_drop> drops;     ///< DROPPED records in file order
     std::vector<trace_context> contexts; ///< CONTEXT records in file order
+    std::vector<trace_io_resource> io_resources;  ///< IO_RESOURCE records in file order
+    std::vector<trace_io_op> io_ops;              ///< IO records in file order
     trace_end_info end;                ///< END record (zero when !complete)
     bool complete = false;             ///< false only for a cut-short trace read with accept_truncated
 
@@ -49,6 +51,13 @@ struct trace {
     /// before the event's begin), or nullptr when none was recorded.
     const trace_context* context_of(const trace_event& e) const noexcept {
         return e.context == no_context ? nullptr : &contexts[e.context];
+    }
+    const trace_context* context_of(const trace_io_op& op) const noexcept {
+        return op.context == no_context ? nullptr : &contexts[op.context];
+    }
+    /// The resource an I/O operation was done on, or nullptr (id 0). O(1).
+    const trace_io_resource* find_io_resource(std::uint64_t id) const noexcept {
+        return find(io_resources, io_resource_index_, id);
     }
     /// The site or thread with that id, or nullptr. O(1).
     const trace_site* find_site(std::uint64_t id) const noexcept { return find(sites, site_index_, id); }
@@ -64,6 +73,7 @@ private:
     }
     std::unordered_map<std::uint64_t, std::size_t> site_index_;
     std::unordered_map<std::uint64_t, std::size_t> thread_index_;
+    std::unordered_map<std::uint64_t, std::size_t> io_resource_index_;
 };
 
 namespace detail {
@@ -88,6 +98,11 @@ public:
     void on_dropped(std::uint64_t, const trace_drop& d) override { out_.drops.push_back(d); }
     void on_end(std::uint64_t, const trace_end_info& e) override { out_.end = e; }
     void on_context(std::uint64_t, const trace_context& c) override { out_.contexts.push_back(c); }
+    void on_io_resource(std::uint64_t, const trace_io_resource& r) override {
+        out_.io_resource_index_.emplace(r.id, out_.io_resources.size());
+        out_.io_resources.push_back(r);
+    }
+    void on_io(std::uint64_t, const trace_io_op& op) override { out_.io_ops.push_back(op); }
 
     /// Sets every event's context: per thread, the latest context record
     /// whose time is at or before the event's begin.
@@ -100,15 +115,17 @@ public:
                 return out_.contexts[a].time_ns < out_.contexts[b].time_ns;
             });
         }
-        for (trace_event& e : out_.events) {
-            auto it = by_thread.find(e.thread_id);
-            if (it == by_thread.end()) continue;
+        auto attribute = [&](auto& item) {
+            auto it = by_thread.find(item.thread_id);
+            if (it == by_thread.end()) return;
             const auto& indexes = it->second;
-            auto after = std::upper_bound(indexes.begin(), indexes.end(), e.begin_ns, [&](std::uint64_t t, std::size_t i) {
+            auto after = std::upper_bound(indexes.begin(), indexes.end(), item.begin_ns, [&](std::uint64_t t, std::size_t i) {
                 return t < out_.contexts[i].time_ns;
             });
-            if (after != indexes.begin()) e.context = *(after - 1);
-        }
+            if (after != indexes.begin()) item.context = *(after - 1);
+        };
+        for (trace_event& e : out_.events) attribute(e);
+        for (trace_io_op& op : out_.io_ops) attribute(op);
     }
 
 private:

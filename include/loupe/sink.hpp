@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "loupe/io/types.hpp"
 #include "loupe/site.hpp"
 
 namespace loupe {
@@ -50,6 +51,8 @@ enum class record_kind : std::uint8_t {
     dropped,        ///< `thread` (null: threads without a ring), `count` events lost
     session_end,    ///< `end_ns` = stop time, `count` = events delivered, `dropped_total`
     context,        ///< `thread`'s context from `begin_ns` on: `context` (see context.hpp)
+    io,             ///< `thread`, `begin_ns`..`end_ns`, `io` (an I/O operation, io.hpp)
+    io_resource,    ///< `thread` (who announced it), `resource`: what later `io` records' resource_id means
 };
 
 /// One record, as a view. Fields that a kind does not use are zero.
@@ -64,6 +67,8 @@ struct record {
     std::uint64_t count = 0;
     std::uint64_t dropped_total = 0;
     const loupe::context* context = nullptr;  ///< for record_kind::context
+    const io_operation* io = nullptr;         ///< for record_kind::io
+    const io_resource* resource = nullptr;    ///< for record_kind::io_resource
 };
 
 /// Base class of every sink.

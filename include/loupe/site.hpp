@@ -9,14 +9,20 @@ namespace loupe {
 
 /// What kind of event a call site produces. Also the bit that the global
 /// "armed" mask and a session's `kinds` use (see `event_kinds`).
-enum class site_kind : std::uint8_t { zone = 1, instant = 2, counter = 3 };
+enum class site_kind : std::uint8_t { zone = 1, instant = 2, counter = 3, io = 4 };
+
+/// Number of site_kind values plus one (kinds index arrays by their value).
+inline constexpr unsigned site_kind_slots = 5;
 
 /// Bit masks of event kinds, for `session_config::kinds`.
 namespace kinds {
 inline constexpr std::uint32_t zones = 1u << static_cast<unsigned>(site_kind::zone);
 inline constexpr std::uint32_t instants = 1u << static_cast<unsigned>(site_kind::instant);
 inline constexpr std::uint32_t counters = 1u << static_cast<unsigned>(site_kind::counter);
-inline constexpr std::uint32_t all = zones | instants | counters;
+/// I/O operations through loupe::io (io.hpp); `io` is not a call-site kind
+/// of the trace, the operations carry an op code instead.
+inline constexpr std::uint32_t io = 1u << static_cast<unsigned>(site_kind::io);
+inline constexpr std::uint32_t all = zones | instants | counters | io;
 }  // namespace kinds
 
 /// The `kinds` bit of one site kind.

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include "loupe/context.hpp"
@@ -114,6 +115,32 @@ struct trace_context {
     const std::string& get(context_field f) const noexcept { return fields[static_cast<unsigned>(f)]; }
 };
 
+/// What I/O operations were done on (an IO_RESOURCE record): a file, socket
+/// or pipe as the handle registry knew it. See loupe::io_resource.
+struct trace_io_resource {
+    std::uint64_t id = 0;
+    io::resource_kind kind = io::resource_kind::unknown;
+    std::string name;
+    std::uint64_t open_ns = 0;        ///< 0: not seen opened (backfilled or named by path)
+    std::uint64_t opener_os_tid = 0;
+    bool name_truncated = false;
+    bool backfilled = false;
+};
+
+/// One I/O operation (an IO record). `resource_id` 0: the descriptor was
+/// unknown to the registry. `result` is bytes/descriptor/0, or -errno.
+struct trace_io_op {
+    std::uint64_t thread_id = 0;
+    io::op op = io::op::other;
+    std::uint64_t begin_ns = 0;
+    std::uint64_t end_ns = 0;
+    std::uint64_t resource_id = 0;
+    std::int64_t fd = -1;
+    std::int64_t result = 0;
+    /// Index into trace::contexts (set by read_trace, as for trace_event).
+    std::size_t context = no_context;
+};
+
 struct trace_end_info {
     std::uint64_t events_written = 0;
     std::uint64_t events_dropped = 0;
@@ -136,6 +163,8 @@ public:
     virtual void on_dropped(std::uint64_t /*offset*/, const trace_drop&) {}
     virtual void on_end(std::uint64_t /*offset*/, const trace_end_info&) {}
     virtual void on_context(std::uint64_t /*offset*/, const trace_context&) {}
+    virtual void on_io_resource(std::uint64_t /*offset*/, const trace_io_resource&) {}
+    virtual void on_io(std::uint64_t /*offset*/, const trace_io_op&) {}
     /// A record of a kind this reader does not know (skipped).
     virtual void on_unknown(std::uint64_t /*offset*/, std::uint8_t /*kind*/, std::uint64_t /*payload_bytes*/) {}
 };
@@ -377,6 +406,8 @@ private:
             case format::rec_dropped: dropped(at, c); break;
             case format::rec_end: end(at, c); break;
             case format::rec_context: context_change(at, c); break;
+            case format::rec_io_resource: io_resource(at, c); break;
+            case format::rec_io: io_operation(at, c); break;
             default:
                 visitor_.on_unknown(at, kind, length);
                 c = trace_cursor(data_, payload_end, payload_end);
@@ -399,6 +430,8 @@ private:
             case format::rec_dropped: return "DROPPED";
             case format::rec_end: return "END";
             case format::rec_context: return "CONTEXT";
+            case format::rec_io_resource: return "IO_RESOURCE";
+            case format::rec_io: return "IO";
             default: return "unknown";
         }
     }
@@ -529,6 +562,52 @@ private:
         visitor_.on_context(at, ctx);
     }
 
+    void io_resource(std::uint64_t at, trace_cursor& c) {
+        trace_io_resource r;
+        r.id = c.varint("IO_RESOURCE id");
+        const std::uint64_t kind_at = c.pos();
+        const std::uint8_t kind = c.u8("IO_RESOURCE kind");
+        if (kind > static_cast<std::uint8_t>(io::resource_kind::other)) {
+            throw trace_error(kind_at, "IO_RESOURCE kind " + std::to_string(kind) + " is unknown; expected 0 to 4");
+        }
+        r.kind = static_cast<io::resource_kind>(kind);
+        const std::uint8_t flags = c.u8("IO_RESOURCE flags");
+        r.name_truncated = flags & 1;
+        r.backfilled = flags & 2;
+        r.open_ns = c.u64("IO_RESOURCE open_ns");
+        r.opener_os_tid = c.varint("IO_RESOURCE opener_os_tid");
+        r.name = std::string(c.bytes("IO_RESOURCE name"));
+        if (r.id == 0) throw trace_error(at, "IO_RESOURCE id 0 is reserved; expected an id >= 1");
+        if (!resources_.insert(r.id).second) {
+            throw trace_error(at, "IO_RESOURCE id " + std::to_string(r.id) + " is defined twice");
+        }
+        visitor_.on_io_resource(at, r);
+    }
+
+    void io_operation(std::uint64_t at, trace_cursor& c) {
+        trace_io_op op;
+        known_thread(c, "IO thread");
+        op.thread_id = current_thread_;
+        const std::uint64_t op_at = c.pos();
+        const std::uint8_t code = c.u8("IO op");
+        if (code >= io::op_count) {
+            throw trace_error(op_at, "IO op " + std::to_string(code) + " is unknown; expected 0 to " +
+                                         std::to_string(io::op_count - 1));
+        }
+        op.op = static_cast<io::op>(code);
+        op.begin_ns = info_.start_ns + static_cast<std::uint64_t>(format::unzigzag(c.varint("IO begin")));
+        op.end_ns = op.begin_ns + c.varint("IO duration");
+        const std::uint64_t resource_at = c.pos();
+        op.resource_id = c.varint("IO resource");
+        if (op.resource_id != 0 && resources_.find(op.resource_id) == resources_.end()) {
+            throw trace_error(resource_at, "IO resource " + std::to_string(op.resource_id) +
+                                               " is not defined before it");
+        }
+        op.fd = format::unzigzag(c.varint("IO fd"));
+        op.result = format::unzigzag(c.varint("IO result"));
+        visitor_.on_io(at, op);
+    }
+
     void end(std::uint64_t at, trace_cursor& c) {
         trace_end_info e;
         const std::uint64_t written_at = c.pos();
@@ -562,6 +641,7 @@ private:
     std::unordered_map<std::uint64_t, std::string> strings_;
     std::unordered_map<std::uint64_t, site_kind> sites_;
     std::unordered_map<std::uint64_t, thread_state> threads_;
+    std::unordered_set<std::uint64_t> resources_;
     trace_context context_;
 };
 

@@ -3,8 +3,14 @@
 // the layout they have in an enabled build.
 #include <gtest/gtest.h>
 
-#include <stdexcept>
+#include <fcntl.h>
+#include <unistd.h>
 
+#include <cerrno>
+#include <stdexcept>
+#include <string>
+
+#include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
 
 #if LOUPE_ENABLED
@@ -48,4 +54,31 @@ TEST(CompiledOut, TheMacroFreeApiStillWorksForCodeThatNamesItDirectly) {
         loupe::zone_scope z(direct);
     }
     EXPECT_EQ(s.stop().delivered, 1u);
+}
+
+// The io wrappers are functions, not macros: compiled out they still do the
+// I/O (same results, same errno) and record and register nothing.
+TEST(CompiledOut, IoWrappersStillDoTheirIoAndRecordNothing) {
+    static_assert(sizeof(loupe::io::op_scope) == 48, "op_scope layout is switch-independent");
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    loupe::session_config cfg;
+    cfg.sinks = {mem};
+    auto s = loupe::start_session(cfg);
+    const std::string path = "/tmp/loupe_compiled_out_" + std::to_string(::getpid());
+    const int fd = loupe::io::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    EXPECT_EQ(loupe::io::write(fd, "abc", 3), 3);
+    char buf[4] = {};
+    EXPECT_EQ(loupe::io::pread(fd, buf, 3, 0), 3);
+    EXPECT_STREQ(buf, "abc");
+    loupe::io::handle_info info;
+    EXPECT_FALSE(loupe::io::registry().lookup(fd, info)) << "compiled out, nothing is registered";
+    EXPECT_EQ(loupe::io::close(fd), 0);
+    EXPECT_EQ(loupe::io::close(fd), -1);
+    EXPECT_EQ(errno, EBADF);
+    EXPECT_EQ(loupe::io::unlink(path.c_str()), 0);
+    s.stop();
+    for (const auto& e : mem->events()) {
+        EXPECT_TRUE(e.kind == loupe::record_kind::session_begin || e.kind == loupe::record_kind::session_end);
+    }
 }

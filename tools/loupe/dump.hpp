@@ -137,6 +137,36 @@ public:
         }
     }
 
+    void on_io_resource(std::uint64_t at, const loupe::trace_io_resource& r) override {
+        const char* kind = loupe::io::resource_kind_name(r.kind);
+        if (json_) {
+            line(open(at, "io_resource") + ",\"id\":" + std::to_string(r.id) + ",\"kind\":\"" + kind +
+                 "\",\"name\":" + q(r.name) + ",\"open_ns\":" + std::to_string(r.open_ns) +
+                 ",\"opener_os_tid\":" + std::to_string(r.opener_os_tid) + (r.backfilled ? ",\"backfilled\":true" : "") +
+                 (r.name_truncated ? ",\"name_truncated\":true" : "") + "}");
+        } else {
+            text(at, "IO_RESOURCE", std::to_string(r.id) + " " + kind + " " + q(r.name) + " opened " +
+                                        (r.open_ns ? "at " + std::to_string(r.open_ns) : std::string("(unknown)")) +
+                                        " by tid " + std::to_string(r.opener_os_tid) +
+                                        (r.backfilled ? " (backfilled)" : "") + (r.name_truncated ? " (truncated)" : ""));
+        }
+    }
+
+    void on_io(std::uint64_t at, const loupe::trace_io_op& op) override {
+        const char* name = loupe::io::op_name(op.op);
+        if (json_) {
+            line(open(at, "io") + ",\"thread\":" + std::to_string(op.thread_id) + ",\"op\":\"" + name +
+                 "\",\"begin_ns\":" + std::to_string(op.begin_ns) + ",\"duration_ns\":" +
+                 std::to_string(op.end_ns - op.begin_ns) + ",\"resource\":" + std::to_string(op.resource_id) +
+                 ",\"fd\":" + std::to_string(op.fd) + ",\"result\":" + std::to_string(op.result) + "}");
+        } else {
+            text(at, "IO", "thread " + std::to_string(op.thread_id) + " " + name + " fd " + std::to_string(op.fd) +
+                               " resource " + std::to_string(op.resource_id) + " result " + std::to_string(op.result) +
+                               " at " + std::to_string(op.begin_ns) + " duration " +
+                               std::to_string(op.end_ns - op.begin_ns) + " ns");
+        }
+    }
+
     void on_unknown(std::uint64_t at, std::uint8_t kind, std::uint64_t bytes) override {
         if (json_) {
             line(open(at, "unknown") + ",\"kind\":" + std::to_string(kind) + ",\"bytes\":" + std::to_string(bytes) +
@@ -152,6 +182,7 @@ private:
             case loupe::site_kind::zone: return "zone";
             case loupe::site_kind::instant: return "instant";
             case loupe::site_kind::counter: return "counter";
+            case loupe::site_kind::io: return "io";
         }
         return "?";
     }

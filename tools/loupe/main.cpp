@@ -5,10 +5,13 @@
 //                                           per-zone count/total/mean/min/p50/p99/max
 //   loupe convert FILE --to perfetto|chrome-json -o OUT [--partial] [--uncompressed]
 //                                           a file for ui.perfetto.dev
+//   loupe report FILE --io [--by GROUP] [--json] [--partial]
+//                                           I/O per file, socket, thread, context field or zone
 //
 // Exit status: 0 success, 1 the file cannot be read or is not a valid trace
 // (one line "loupe: <file>: byte <offset>: <what>" on stderr), 2 bad usage.
 #include <loupe/reader.hpp>
+#include <loupe/report/io_stats.hpp>
 #include <loupe/report/zone_stats.hpp>
 #include <loupe/version.hpp>
 #include <loupe/viewer/chrome_json.hpp>
@@ -26,11 +29,14 @@ namespace {
 const char* const usage_text =
     "usage: loupe <command> FILE [--json] [--partial] [--by FIELD]\n"
     "       loupe convert FILE --to FORMAT -o OUT [--partial] [--uncompressed]\n"
+    "       loupe report FILE --io [--by GROUP] [--json] [--partial]\n"
     "\n"
     "commands:\n"
     "  dump     print every record of the trace in file order\n"
     "  stats    print per-zone statistics (count, total, mean, min, p50, p99, max), overall and per thread\n"
     "  convert  write the trace in a viewer format (open it in ui.perfetto.dev)\n"
+    "  report   --io: I/O operations, bytes in/out, time, mean, max, throughput per group,\n"
+    "           files opened/closed/deleted, connections, anomalies\n"
     "\n"
     "options:\n"
     "  --json      machine-readable output (dump: JSON Lines, one object per record or event;\n"
@@ -38,6 +44,8 @@ const char* const usage_text =
     "  --partial   accept a trace that was cut short (no END record) and use its whole records\n"
     "  --by FIELD  stats: rows per thread (default) or per value of a context field:\n"
     "              thread, client, user, session, request, app, component\n"
+    "              report --io: rows per file (default), socket, thread, zone or a context field\n"
+    "  --io        report: the I/O report\n"
     "  --to FORMAT convert: perfetto (protobuf .pftrace) or chrome-json (Trace Event JSON)\n"
     "  -o OUT      convert: the output file\n"
     "  --uncompressed  convert --to perfetto: plain packets (for protoc --decode) instead of\n"
@@ -54,7 +62,8 @@ struct options {
     std::string command;
     std::string file;
     bool json = false;
-    loupe::report::group_by grouping = loupe::report::group_by::thread;
+    std::string by;  // --by, parsed once the command is known
+    bool io = false;  // report --io
     loupe::decode_options decode;
     std::string format;  // convert
     std::string output;  // convert
@@ -96,8 +105,18 @@ int run(const options& o) {
         loupe::detail::write_output_file(o.output, out);
         return 0;
     }
+    if (o.command == "report") {
+        loupe::report::io_group grouping = loupe::report::io_group::file;
+        if (!o.by.empty()) loupe::report::parse_io_group(o.by, grouping);  // checked in main
+        const loupe::report::io_report report = loupe::report::io_stats(loupe::read_trace_file(o.file, o.decode), grouping);
+        const std::string text = o.json ? loupe::report::io_stats_json(report) : loupe::report::format_io_stats(report);
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        return 0;
+    }
+    loupe::report::group_by grouping = loupe::report::group_by::thread;
+    if (!o.by.empty()) loupe::report::parse_group_by(o.by, grouping);  // checked in main
     const loupe::report::zone_report report =
-        loupe::report::zone_stats(loupe::read_trace_file(o.file, o.decode), o.grouping);
+        loupe::report::zone_stats(loupe::read_trace_file(o.file, o.decode), grouping);
     const std::string text = o.json ? loupe::report::zone_stats_json(report) : loupe::report::format_zone_stats(report);
     std::fwrite(text.data(), 1, text.size(), stdout);
     return 0;
@@ -107,6 +126,7 @@ int run(const options& o) {
 
 int main(int argc, char** argv) {
     options o;
+    int by_at = 0;
     std::vector<std::string> positional;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -124,10 +144,10 @@ int main(int argc, char** argv) {
             o.decode.accept_truncated = true;
         } else if (arg == "--by") {
             if (i + 1 == argc) return usage_error("--by (argument " + std::to_string(i) + ") needs a FIELD");
-            if (!loupe::report::parse_group_by(argv[++i], o.grouping)) {
-                return usage_error("--by '" + std::string(argv[i]) + "' (argument " + std::to_string(i) +
-                                   "): expected thread, client, user, session, request, app or component");
-            }
+            o.by = argv[++i];
+            by_at = i;
+        } else if (arg == "--io") {
+            o.io = true;
         } else if (arg == "--uncompressed") {
             o.uncompressed = true;
         } else if (arg == "--to" || arg == "-o") {
@@ -146,10 +166,25 @@ int main(int argc, char** argv) {
             positional.push_back(arg);
         }
     }
-    if (positional.empty()) return usage_error("missing command; expected 'dump', 'stats' or 'convert'");
+    if (positional.empty()) return usage_error("missing command; expected 'dump', 'stats', 'report' or 'convert'");
     o.command = positional[0];
-    if (o.command != "dump" && o.command != "stats" && o.command != "convert") {
-        return usage_error("unknown command '" + o.command + "'; expected 'dump', 'stats' or 'convert'");
+    if (o.command != "dump" && o.command != "stats" && o.command != "convert" && o.command != "report") {
+        return usage_error("unknown command '" + o.command + "'; expected 'dump', 'stats', 'report' or 'convert'");
+    }
+    if (o.command == "report" && !o.io) return usage_error("report needs --io (the only report so far)");
+    if (o.command != "report" && o.io) return usage_error("--io applies to 'report' only");
+    if (!o.by.empty()) {
+        loupe::report::group_by field;
+        loupe::report::io_group group;
+        if (o.command == "stats" && !loupe::report::parse_group_by(o.by, field)) {
+            return usage_error("--by '" + o.by + "' (argument " + std::to_string(by_at) +
+                               "): expected thread, client, user, session, request, app or component");
+        }
+        if (o.command == "report" && !loupe::report::parse_io_group(o.by, group)) {
+            return usage_error("--by '" + o.by + "' (argument " + std::to_string(by_at) +
+                               "): expected file, socket, thread, zone, client, user, session, request, app or component");
+        }
+        if (o.command != "stats" && o.command != "report") return usage_error("--by applies to 'stats' and 'report' only");
     }
     if (o.command == "convert" && (o.format.empty() || o.output.empty())) {
         return usage_error(std::string("convert needs ") + (o.format.empty() ? "--to FORMAT" : "-o OUT"));

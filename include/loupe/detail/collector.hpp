@@ -14,6 +14,7 @@
 #include <memory>
 #include <vector>
 
+#include "loupe/detail/io_wire.hpp"
 #include "loupe/detail/runtime.hpp"
 
 namespace loupe::detail {
@@ -145,12 +146,12 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
     rec.thread = &thread;
     drain_result result;
     result.consumed = r.drain([&](const raw_record& raw) {
-        ring::pending_context& ctx = r.collector_context;
-        if (ctx.received < ctx.bytes) {  // payload of a context header: raw bytes
-            const std::size_t n = std::min(sizeof raw, ctx.bytes - ctx.received);
-            std::memcpy(ctx.data + ctx.received, &raw, n);
-            ctx.received += n;
-            if (ctx.received == ctx.bytes) deliver_context(ctx, live, live_mask, thread);
+        ring::pending_payload& pending = r.collector_payload;
+        if (pending.received < pending.bytes) {  // payload of a multi-record unit: raw bytes
+            const std::size_t n = std::min(sizeof raw, pending.bytes - pending.received);
+            std::memcpy(pending.data + pending.received, &raw, n);
+            pending.received += n;
+            if (pending.received == pending.bytes) deliver_payload(pending, live, live_mask, thread);
             return true;
         }
         // A session that started after this pass took its snapshot (it may
@@ -161,12 +162,19 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             result.complete = false;
             return false;
         }
-        if (raw.where == &context_marker) {
-            ctx.sessions = raw.sessions;
-            ctx.ticks = raw.t0;
-            ctx.bytes = static_cast<std::size_t>(std::min<std::uint64_t>(raw.t1, max_context_payload));
-            ctx.received = 0;
-            if (ctx.bytes == 0) deliver_context(ctx, live, live_mask, thread);
+        if (raw.where->kind == site_kind::io || raw.where == &context_marker) {  // a header: payload follows
+            pending.marker = raw.where;
+            pending.sessions = raw.sessions;
+            pending.ticks = raw.t0;
+            pending.received = 0;
+            if (raw.where == &io_op_marker) {
+                pending.end_ticks = raw.t1;
+                pending.bytes = sizeof(io_op_payload);
+            } else {
+                const std::size_t limit = raw.where == &context_marker ? max_context_payload : max_io_resource_payload;
+                pending.bytes = static_cast<std::size_t>(std::min<std::uint64_t>(raw.t1, limit));
+            }
+            if (pending.bytes == 0) deliver_payload(pending, live, live_mask, thread);
             return true;
         }
         std::uint64_t targets = raw.sessions & live_mask;
@@ -189,6 +197,8 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                 rec.begin_ns = rec.end_ns = clock_.to_ns(raw.t0);
                 std::memcpy(&rec.value, &raw.t1, sizeof rec.value);
                 break;
+            case site_kind::io:  // handled above: I/O records always come as header + payload
+                return true;
         }
         for (; targets != 0; targets &= targets - 1) {
             session_state& s = *live[__builtin_ctzll(targets)];
@@ -204,21 +214,44 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
     return result;
 }
 
-inline void runtime::deliver_context(ring::pending_context& ctx, const std::shared_ptr<session_state>* live,
+inline void runtime::deliver_payload(ring::pending_payload& unit, const std::shared_ptr<session_state>* live,
                                      std::uint64_t live_mask, const thread_info& thread) noexcept {
-    const context values = decode_context(ctx.data, ctx.bytes);
+    // Decoded views live on this frame while the sinks are called.
+    context values;
+    io_operation operation;
+    io_resource resource;
     record rec;
-    rec.kind = record_kind::context;
     rec.thread = &thread;
-    rec.begin_ns = rec.end_ns = clock_.to_ns(ctx.ticks);
-    rec.context = &values;
-    for (std::uint64_t targets = ctx.sessions & live_mask; targets != 0; targets &= targets - 1) {
+    rec.begin_ns = rec.end_ns = clock_.to_ns(unit.ticks);
+    bool is_event = false;
+    if (unit.marker == &io_op_marker) {
+        io_op_payload p;
+        std::memcpy(&p, unit.data, sizeof p);
+        operation.op = static_cast<io::op>(p.op < io::op_count ? p.op : 0);
+        operation.fd = p.fd;
+        operation.result = p.result;
+        operation.resource_id = p.resource_id;
+        rec.kind = record_kind::io;
+        rec.end_ns = clock_.to_ns(unit.end_ticks);
+        rec.io = &operation;
+        is_event = true;
+    } else if (unit.marker == &io_resource_marker) {
+        resource = decode_io_resource(unit.data, unit.bytes, clock_);
+        rec.kind = record_kind::io_resource;
+        rec.resource = &resource;
+    } else {
+        values = decode_context(unit.data, unit.bytes);
+        rec.kind = record_kind::context;
+        rec.context = &values;
+    }
+    for (std::uint64_t targets = unit.sessions & live_mask; targets != 0; targets &= targets - 1) {
         session_state& s = *live[__builtin_ctzll(targets)];
-        if (static_cast<std::int64_t>(ctx.ticks - s.start_ticks) < 0) continue;  // for the slot's previous session
+        if (static_cast<std::int64_t>(unit.ticks - s.start_ticks) < 0) continue;  // for the slot's previous session
         rec.session = &s.info;
+        if (is_event) collector_detail::bump(s.delivered, 1);
         s.send(rec);
     }
-    ctx = ring::pending_context{};
+    unit.bytes = unit.received = 0;
 }
 
 inline void runtime::report_drops(ring* r, session_state& s) noexcept {

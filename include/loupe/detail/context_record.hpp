@@ -19,7 +19,7 @@ LOUPE_API inline constexpr site context_marker{"<context>", "", "", 0, site_kind
 
 inline constexpr std::size_t max_context_payload = context_fields * (1 + max_context_value);
 inline constexpr std::size_t max_context_records = 1 + (max_context_payload + sizeof(raw_record) - 1) / sizeof(raw_record);
-static_assert(max_context_payload <= sizeof(ring::pending_context::data), "collector buffer holds a payload");
+static_assert(max_context_payload <= sizeof(ring::pending_payload::data), "collector buffer holds a payload");
 
 /// Writes the records for the calling thread's context into `out` (room for
 /// max_context_records); returns how many.

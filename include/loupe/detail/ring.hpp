@@ -119,7 +119,7 @@ public:
         cached_tail_ = 0;
         for (auto& d : dropped_) d.store(0, std::memory_order_relaxed);
         for (auto& s : seen_dropped) s = 0;
-        collector_context = pending_context{};
+        collector_payload = pending_payload{};
         retired.store(false, std::memory_order_relaxed);
     }
 
@@ -147,14 +147,17 @@ public:
     std::uint64_t seen_dropped[max_sessions] = {};  ///< drops already reported, per slot
     std::string collector_name;                    ///< the collector's copy of the name
     std::uint32_t collector_name_version = ~0u;
-    /// A context record being reassembled from its payload records.
-    struct pending_context {
+    /// A multi-record unit (a context, an I/O operation or resource) being
+    /// reassembled from its payload records.
+    struct pending_payload {
+        const site* marker = nullptr;  ///< the header's marker: what the payload is
         std::uint64_t sessions = 0;
         std::uint64_t ticks = 0;
+        std::uint64_t end_ticks = 0;   ///< I/O operations: end time
         std::size_t bytes = 0;       ///< payload size
         std::size_t received = 0;    ///< payload bytes copied so far
         unsigned char data[416] = {};
-    } collector_context;
+    } collector_payload;
 
 private:
     // Producer and consumer indices on their own cache lines.

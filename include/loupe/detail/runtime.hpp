@@ -309,7 +309,7 @@ private:
         const std::string who = "session '" + cfg.name + "': ";
         if (cfg.kinds == 0 || (cfg.kinds & ~kinds::all) != 0) {
             throw error(who + "kinds = " + std::to_string(cfg.kinds) +
-                        ": expected a non-empty OR of loupe::kinds::zones, instants, counters");
+                        ": expected a non-empty OR of loupe::kinds::zones, instants, counters, io");
         }
         if (cfg.sinks.empty()) throw error(who + "sinks is empty: expected at least one sink");
         for (std::size_t i = 0; i < cfg.sinks.size(); ++i) {
@@ -385,7 +385,7 @@ private:
         bool complete = true;  ///< false: stopped at a record of a session newer than the snapshot
     };
     drain_result drain_ring(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask) noexcept;
-    void deliver_context(ring::pending_context& ctx, const std::shared_ptr<session_state>* live,
+    void deliver_payload(ring::pending_payload& unit, const std::shared_ptr<session_state>* live,
                          std::uint64_t live_mask, const thread_info& thread) noexcept;
     void report_drops(ring* r, session_state& s) noexcept;
     void report_ringless_drops(session_state& s) noexcept;
@@ -478,6 +478,7 @@ inline void fork_child() noexcept {
     g_hot.epoch.fetch_add(1, std::memory_order_release);
     thread_state& ts = t_state;
     ts.owned_ring = nullptr;
+    ts.os_tid = 0;  // the child's thread has its own id
     if (ts.status == thread_has_ring) ts.status = thread_fresh;
     runtime_init_mutex().unlock();
 }
@@ -574,7 +575,7 @@ inline filter_subject current_subject(const thread_state& ts, std::string_view p
 template <int>
 LOUPE_NOINLINE std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) noexcept {
     std::uint64_t epoch = g_hot.epoch.load(std::memory_order_acquire);
-    std::uint64_t by_kind[4] = {0, 0, 0, 0};
+    std::uint64_t by_kind[site_kind_slots] = {};
     std::uint64_t active = g_hot.active_slots.load(std::memory_order_relaxed);
     if (ts.status == thread_exiting || ts.status == thread_collector) active = 0;
     if (const std::uint64_t filtered = active & g_hot.filtered_slots.load(std::memory_order_relaxed)) {
@@ -585,14 +586,14 @@ LOUPE_NOINLINE std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) 
     for (; active != 0; active &= active - 1) {
         const int slot = __builtin_ctzll(active);
         const std::uint32_t k = g_hot.slot_kinds[slot].load(std::memory_order_relaxed);
-        for (unsigned kind_index = 1; kind_index < 4; ++kind_index) {
+        for (unsigned kind_index = 1; kind_index < site_kind_slots; ++kind_index) {
             if (k & (1u << kind_index)) by_kind[kind_index] |= std::uint64_t{1} << slot;
         }
     }
     std::memcpy(ts.sessions_by_kind, by_kind, sizeof by_kind);
     ts.epoch = epoch;
     const std::uint64_t wanted = by_kind[static_cast<unsigned>(kind)];
-    const std::uint64_t recording = by_kind[1] | by_kind[2] | by_kind[3];
+    const std::uint64_t recording = by_kind[1] | by_kind[2] | by_kind[3] | by_kind[4];
     const context_state& c = t_context;
     const bool has_context = c.length[0] | c.length[1] | c.length[2] | c.length[3] | c.length[4] | c.length[5];
     if (recording == 0 || (!has_context && !ts.context_shown)) return wanted;

@@ -25,7 +25,8 @@ inline constexpr std::size_t max_thread_name = 63;
 
 struct thread_state {
     std::uint64_t epoch;  ///< hot_state::epoch the masks below were computed for
-    std::uint64_t sessions_by_kind[4];  ///< indexed by site_kind
+    std::uint64_t sessions_by_kind[site_kind_slots];  ///< indexed by site_kind
+    std::uint64_t os_tid;  ///< gettid(), cached on first need (0: not yet)
     ring* owned_ring;
     std::uint8_t status;
     std::uint8_t context_shown;  ///< last context written to a session was not empty

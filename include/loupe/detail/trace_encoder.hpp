@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "loupe/context.hpp"
@@ -34,6 +35,8 @@ public:
             case record_kind::dropped: return dropped(r);
             case record_kind::session_end: return end(r);
             case record_kind::context: return context_change(r);
+            case record_kind::io: return io_operation_record(r);
+            case record_kind::io_resource: return io_resource_record(r);
         }
     }
 
@@ -206,6 +209,39 @@ private:
         emit(format::rec_context);
     }
 
+    // One IO record per operation: I/O is rare next to zones, and a record
+    // of its own keeps 1.1 readers able to skip it.
+    void io_operation_record(const record& r) {
+        thread(*r.thread);
+        close_batch();
+        const io_operation& op = *r.io;
+        append_varint(scratch_, r.thread->id);
+        scratch_.push_back(static_cast<unsigned char>(op.op));
+        append_varint(scratch_, format::zigzag(static_cast<std::int64_t>(r.begin_ns - start_ns_)));
+        append_varint(scratch_, r.end_ns - r.begin_ns);
+        append_varint(scratch_, op.resource_id);
+        append_varint(scratch_, format::zigzag(op.fd));
+        append_varint(scratch_, format::zigzag(op.result));
+        emit(format::rec_io);
+    }
+
+    // Each resource once per trace, however many threads announce it.
+    void io_resource_record(const record& r) {
+        const io_resource& res = *r.resource;
+        if (!resources_.insert(res.id).second) return;
+        close_batch();
+        append_varint(scratch_, res.id);
+        scratch_.push_back(static_cast<unsigned char>(res.kind));
+        scratch_.push_back(static_cast<unsigned char>((res.name_truncated ? 1 : 0) | (res.backfilled ? 2 : 0)));
+        unsigned char fixed[8];
+        format::put_u64(fixed, res.open_ns);
+        scratch_.insert(scratch_.end(), fixed, fixed + 8);
+        append_varint(scratch_, res.opener_os_tid);
+        append_varint(scratch_, res.name.size());
+        scratch_.insert(scratch_.end(), res.name.begin(), res.name.end());
+        emit(format::rec_io_resource);
+    }
+
     void end(const record& r) {
         close_batch();
         append_varint(scratch_, events_written_);
@@ -225,6 +261,7 @@ private:
     std::unordered_map<std::string, std::uint64_t> strings_;
     std::unordered_map<const site*, std::uint64_t> sites_;
     std::unordered_map<std::uint64_t, thread_entry> threads_;
+    std::unordered_set<std::uint64_t> resources_;
     const site* last_site_ = nullptr;
     std::uint64_t last_site_id_ = 0;
     std::uint64_t start_ns_ = 0;

@@ -31,21 +31,17 @@
 #endif
 
 #include "loupe/config.hpp"
+#include "loupe/io/types.hpp"
 
 namespace loupe::io {
 
-enum class resource_kind : std::uint8_t { unknown = 0, file = 1, socket = 2, pipe = 3, other = 4 };
-
-inline const char* resource_kind_name(resource_kind k) noexcept {
-    switch (k) {
-        case resource_kind::file: return "file";
-        case resource_kind::socket: return "socket";
-        case resource_kind::pipe: return "pipe";
-        case resource_kind::other: return "other";
-        case resource_kind::unknown: break;
-    }
-    return "unknown";
+namespace detail {
+/// One counter per process, also across shared libraries (LOUPE_API).
+LOUPE_API inline std::atomic<std::uint64_t>& resource_id_counter() noexcept {
+    static std::atomic<std::uint64_t> next{0};
+    return next;
 }
+}  // namespace detail
 
 /// What the registry knows about one open descriptor.
 struct handle_info {
@@ -62,7 +58,15 @@ struct handle_info {
 /// A close in progress: begin_close's view of the slot, given to end_close.
 struct close_ticket {
     std::int64_t fd = -1;
-    std::uint64_t generation = 0;
+    std::uint64_t generation = 0;   ///< 0: the descriptor was not known
+    std::uint64_t resource_id = 0;
+};
+
+/// Misuse the wrappers saw (never fatal; each is also an error result in
+/// the trace when a session records it).
+struct registry_anomalies {
+    std::uint64_t bad_descriptor = 0;   ///< an op on a negative, closed or never-opened descriptor failed with EBADF
+    std::uint64_t overflow_opens = 0;   ///< descriptors at or beyond capacity(), kept in the overflow map
 };
 
 class handle_registry {
@@ -84,11 +88,16 @@ public:
 
     std::size_t capacity() const noexcept { return chunks_count_ * chunk_slots; }
 
+    /// A resource id never handed out before in this process (ids are >= 1).
+    static std::uint64_t new_resource_id() noexcept {
+        return detail::resource_id_counter().fetch_add(1, std::memory_order_relaxed) + 1;
+    }
+
     /// `fd` was just opened (the kernel gave it to us, so whatever was there
     /// before is gone): records it and returns its new generation.
     std::uint64_t note_open(std::int64_t fd, std::string_view name, resource_kind kind, std::uint64_t open_ticks,
                             std::uint64_t opener_thread) noexcept {
-        return store(fd, name, kind, open_ticks, opener_thread, next_resource_id(), false, nullptr);
+        return store(fd, name, kind, open_ticks, opener_thread, new_resource_id(), false, nullptr);
     }
 
     /// `to` now refers to what `from` refers to (dup, dup2, dup3, F_DUPFD).
@@ -96,25 +105,61 @@ public:
     std::uint64_t note_dup(std::int64_t from, std::int64_t to, std::uint64_t ticks, std::uint64_t thread) noexcept {
         handle_info source;
         if (!lookup(from, source)) {
-            return store(to, "", resource_kind::unknown, ticks, thread, next_resource_id(), false, nullptr);
+            return store(to, "", resource_kind::unknown, ticks, thread, new_resource_id(), false, nullptr);
         }
         return store(to, source.name, source.kind, source.open_ticks, source.opener_thread, source.resource_id,
                      source.backfilled, nullptr);
     }
 
     /// Replaces the name of an open descriptor (a socket learns its peer at
-    /// connect). Ignored when `fd` was reopened since `generation`.
+    /// connect). The descriptor gets a new resource id, so a session that
+    /// was told the old name is told the new one before the next operation.
+    /// Ignored when `fd` was reopened since `generation`.
     void note_name(std::int64_t fd, std::uint64_t generation, std::string_view name) noexcept {
         handle_info current;
         if (!lookup(fd, current) || current.generation != generation) return;
-        store(fd, name, current.kind, current.open_ticks, current.opener_thread, current.resource_id,
+        store(fd, name, current.kind, current.open_ticks, current.opener_thread, new_resource_id(),
               current.backfilled, &generation);
     }
 
     /// Call before the real close(): remembers which generation is closing.
-    close_ticket begin_close(std::int64_t fd) noexcept {
-        handle_info current;
-        return {fd, lookup(fd, current) ? current.generation : 0};
+    /// Copies no name.
+    close_ticket begin_close(std::int64_t fd) const noexcept {
+        close_ticket t;
+        t.fd = fd;
+        identify(fd, t.generation, t.resource_id);
+        return t;
+    }
+
+    /// The generation and resource id `fd` has now, without copying its
+    /// name; false (both 0) when the descriptor is unknown. The cheap
+    /// lookup that a recorded read or write does.
+    bool identify(std::int64_t fd, std::uint64_t& generation, std::uint64_t& resource_id) const noexcept {
+        generation = resource_id = 0;
+        if (const slot* s = direct(fd, false)) {
+            for (;;) {
+                const std::uint64_t before = s->state.load(std::memory_order_acquire);
+                if ((before & 3) == st_free) return false;
+                if ((before & 3) == st_writing) continue;
+                const std::uint64_t resource = s->resource_id.load(std::memory_order_relaxed);
+                std::atomic_thread_fence(std::memory_order_acquire);
+                if (s->state.load(std::memory_order_relaxed) != before) continue;
+                generation = before >> 2;
+                resource_id = resource;
+                return true;
+            }
+        }
+        handle_info info;
+        if (!lookup(fd, info)) return false;
+        generation = info.generation;
+        resource_id = info.resource_id;
+        return true;
+    }
+
+    /// Counts an operation that failed with EBADF (see registry_anomalies).
+    void note_bad_descriptor() noexcept { bad_descriptor_.fetch_add(1, std::memory_order_relaxed); }
+    registry_anomalies anomalies() const noexcept {
+        return {bad_descriptor_.load(std::memory_order_relaxed), overflow_opens_.load(std::memory_order_relaxed)};
     }
 
     /// Call after the real close(): forgets the descriptor unless it was
@@ -165,7 +210,7 @@ public:
         if (name.rfind("pipe:", 0) == 0) kind = resource_kind::pipe;
         if (name.rfind("anon_inode:", 0) == 0) kind = resource_kind::other;
         // Only into a free slot: a concurrent real open wins.
-        store(fd, name, kind, 0, 0, next_resource_id(), true, nullptr, /*only_if_free=*/true);
+        store(fd, name, kind, 0, 0, new_resource_id(), true, nullptr, /*only_if_free=*/true);
         return lookup(fd, out);
 #else
         return false;
@@ -190,10 +235,6 @@ private:
         slot slots[chunk_slots];
     };
 
-    static std::uint64_t next_resource_id() noexcept {
-        static std::atomic<std::uint64_t> next{0};
-        return next.fetch_add(1, std::memory_order_relaxed) + 1;
-    }
 
     slot* direct(std::int64_t fd, bool create) const noexcept {
         if (fd < 0 || static_cast<std::uint64_t>(fd) >= capacity()) return nullptr;
@@ -257,6 +298,7 @@ private:
                                  const std::uint64_t* expect_generation, bool only_if_free) noexcept {
         try {
             std::lock_guard<std::mutex> lock(overflow_mutex_);
+            if (!expect_generation && !only_if_free) overflow_opens_.fetch_add(1, std::memory_order_relaxed);
             auto it = overflow_.find(fd);
             if (only_if_free && it != overflow_.end()) return 0;
             if (!only_if_free && expect_generation &&
@@ -318,6 +360,41 @@ private:
     mutable std::mutex overflow_mutex_;
     std::unordered_map<std::int64_t, handle_info> overflow_;
     std::uint64_t overflow_generation_ = 0;
+    std::atomic<std::uint64_t> bad_descriptor_{0};
+    std::atomic<std::uint64_t> overflow_opens_{0};
 };
+
+namespace detail {
+LOUPE_API inline std::atomic<std::size_t>& registry_capacity_setting() noexcept {
+    static std::atomic<std::size_t> capacity{32768};
+    return capacity;
+}
+LOUPE_API inline std::atomic<bool>& registry_created() noexcept {
+    static std::atomic<bool> created{false};
+    return created;
+}
+}  // namespace detail
+
+/// The process's handle registry, created on first use and never destroyed
+/// (I/O in static destructors still finds it). One instance per process,
+/// also across shared libraries (LOUPE_API). Thread-safe.
+LOUPE_API inline handle_registry& registry() {
+    static handle_registry* instance = [] {
+        detail::registry_created().store(true);
+        return new handle_registry(detail::registry_capacity_setting().load());
+    }();
+    return *instance;
+}
+
+/// Sets how many descriptors (0..capacity-1) the registry keeps in its
+/// direct array; larger ones go to its overflow map. Takes effect only
+/// before the registry's first use (the first wrapped open): returns false,
+/// and changes nothing, afterwards. Default 32,768. Call early in main().
+inline bool set_registry_capacity(std::size_t capacity) noexcept {
+    if (detail::registry_created().load()) return false;
+    detail::registry_capacity_setting().store(capacity < handle_registry::chunk_slots ? handle_registry::chunk_slots
+                                                                                    : capacity);
+    return !detail::registry_created().load();
+}
 
 }  // namespace loupe::io

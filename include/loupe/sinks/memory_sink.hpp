@@ -27,6 +27,11 @@ struct memory_event {
     std::uint64_t count = 0;
     std::uint64_t dropped_total = 0;
     loupe::context context;  ///< for record_kind::context
+    io_operation io;         ///< for record_kind::io
+    /// For record_kind::io_resource: the resource, its name copied into
+    /// `resource_name` (`resource.name` is left empty).
+    io_resource resource;
+    std::string resource_name;
 };
 
 /// Stores every record. Memory grows with the session: for bounded use, stop
@@ -52,6 +57,12 @@ public:
         e.count = r.count;
         e.dropped_total = r.dropped_total;
         if (r.context) e.context = *r.context;
+        if (r.io) e.io = *r.io;
+        if (r.resource) {
+            e.resource = *r.resource;
+            e.resource.name = {};
+            e.resource_name = std::string(r.resource->name);
+        }
         std::lock_guard<std::mutex> lock(mutex_);
         events_.push_back(std::move(e));
     }

@@ -1,0 +1,400 @@
+// I/O profiling end to end: wrappers -> registry -> ring -> collector ->
+// sinks and .loupe files -> reader -> report.
+#include <loupe/io.hpp>
+#include <loupe/loupe.hpp>
+#include <loupe/reader.hpp>
+#include <loupe/report/io_stats.hpp>
+
+#include <gtest/gtest.h>
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "support/recording.hpp"
+#include "support/trace_files.hpp"
+
+namespace {
+
+using loupe_test::of_kind;
+using loupe_test::record_kind;
+using loupe_test::temp_trace_path;
+
+std::string temp_file(const std::string& tag) {
+    return std::string(LOUPE_TEST_BINARY_DIR) + "/io_" + tag + "_" + std::to_string(::getpid()) + ".dat";
+}
+
+loupe::session_config io_config(std::shared_ptr<loupe::sink> sink, std::string filter = "") {
+    loupe::session_config cfg;
+    cfg.name = "io";
+    cfg.kinds = loupe::kinds::io | loupe::kinds::zones;
+    cfg.sinks = {std::move(sink)};
+    cfg.filter = std::move(filter);
+    return cfg;
+}
+
+// The resource announced with id `id` in a memory sink's records.
+const loupe::sinks::memory_event* resource_of(const std::vector<loupe::sinks::memory_event>& events, std::uint64_t id) {
+    for (const auto& e : events) {
+        if (e.kind == record_kind::io_resource && e.resource.id == id) return &e;
+    }
+    return nullptr;
+}
+
+std::vector<loupe::sinks::memory_event> ops_of(const std::vector<loupe::sinks::memory_event>& events, loupe::io::op o) {
+    std::vector<loupe::sinks::memory_event> out;
+    for (const auto& e : events) {
+        if (e.kind == record_kind::io && e.io.op == o) out.push_back(e);
+    }
+    return out;
+}
+
+TEST(IoProfiling, LateStartNamesTheFileOpenedBeforeTheSession) {
+    const std::string path = temp_file("late");
+    const int fd = loupe::io::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(loupe::io::write(fd, "hello", 5), 5);  // no session yet: not recorded
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto session = loupe::start_session(io_config(mem));
+    char buf[8] = {};
+    EXPECT_EQ(loupe::io::pread(fd, buf, sizeof buf, 0), 5);
+    EXPECT_EQ(std::string(buf, 5), "hello");
+    session.stop();
+    loupe::io::close(fd);
+    ::unlink(path.c_str());
+
+    const auto events = mem->events();
+    const auto reads = ops_of(events, loupe::io::op::pread);
+    ASSERT_EQ(reads.size(), 1u);
+    EXPECT_EQ(reads[0].io.result, 5);
+    EXPECT_EQ(reads[0].io.fd, fd);
+    EXPECT_LE(reads[0].begin_ns, reads[0].end_ns);
+    EXPECT_TRUE(ops_of(events, loupe::io::op::write).empty()) << "the write before the session was recorded";
+    const auto* res = resource_of(events, reads[0].io.resource_id);
+    ASSERT_NE(res, nullptr) << "the read's resource was not announced";
+    EXPECT_EQ(res->resource_name, path);
+    EXPECT_EQ(res->resource.kind, loupe::io::resource_kind::file);
+    EXPECT_FALSE(res->resource.backfilled);
+    const std::uint64_t session_start = of_kind(events, record_kind::session_begin).at(0).begin_ns;
+    EXPECT_GT(res->resource.open_ns, 0u);
+    EXPECT_LT(res->resource.open_ns, session_start) << "the open time must be the original one, before the session";
+    EXPECT_EQ(res->resource.opener_os_tid, static_cast<std::uint64_t>(::gettid()));
+}
+
+TEST(IoProfiling, DescriptorsOpenedWithoutTheWrappersAreBackfilled) {
+    const std::string path = temp_file("backfill");
+    const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);  // loupe does not see this open
+    ASSERT_GE(fd, 0);
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto session = loupe::start_session(io_config(mem));
+    EXPECT_EQ(loupe::io::write(fd, "abc", 3), 3);
+    session.stop();
+    loupe::io::close(fd);
+    ::unlink(path.c_str());
+
+    const auto events = mem->events();
+    const auto writes = ops_of(events, loupe::io::op::write);
+    ASSERT_EQ(writes.size(), 1u);
+    const auto* res = resource_of(events, writes[0].io.resource_id);
+    ASSERT_NE(res, nullptr);
+    EXPECT_TRUE(res->resource.backfilled);
+    EXPECT_EQ(res->resource_name, path) << "/proc/self/fd gives the path";
+    EXPECT_EQ(res->resource.open_ns, 0u) << "the open time of a backfilled descriptor is unknown";
+}
+
+TEST(IoProfiling, TraceFileRoundTripAndFileReport) {
+    const std::string data = temp_file("roundtrip");
+    const std::string trace_path = temp_trace_path("io_roundtrip");
+    auto session = loupe::start_session(io_config(std::make_shared<loupe::sinks::file_sink>(trace_path)));
+    {
+        LOUPE_ZONE("save");
+        const int fd = loupe::io::open(data.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+        ASSERT_GE(fd, 0);
+        EXPECT_EQ(loupe::io::write(fd, "0123456789", 10), 10);
+        iovec parts[2] = {{const_cast<char*>("ab"), 2}, {const_cast<char*>("cde"), 3}};
+        EXPECT_EQ(loupe::io::writev(fd, parts, 2), 5);
+        EXPECT_EQ(loupe::io::fsync(fd), 0);
+        EXPECT_EQ(loupe::io::close(fd), 0);
+    }
+    {
+        LOUPE_ZONE("load");
+        const int fd = loupe::io::open(data.c_str(), O_RDONLY);
+        char buf[64];
+        EXPECT_EQ(loupe::io::read(fd, buf, sizeof buf), 15);
+        EXPECT_EQ(loupe::io::read(fd, buf, sizeof buf), 0);
+        EXPECT_EQ(loupe::io::close(fd), 0);
+    }
+    EXPECT_EQ(loupe::io::unlink(data.c_str()), 0);
+    EXPECT_EQ(loupe::io::unlink(data.c_str()), -1);  // gone: ENOENT, recorded as an error
+    EXPECT_EQ(errno, ENOENT) << "the wrapper must leave errno as the call did";
+    const loupe::session_stats stats = session.stop();
+
+    const loupe::trace t = loupe::read_trace_file(trace_path);
+    std::remove(trace_path.c_str());
+    ASSERT_EQ(t.io_ops.size(), 11u);
+    EXPECT_EQ(stats.delivered, t.events.size() + t.io_ops.size());
+    const std::vector<std::string> expected = {"open", "write", "writev", "fsync", "close", "open",
+                                               "read", "read",  "close",  "unlink", "unlink"};
+    std::vector<std::string> ops;
+    for (const auto& op : t.io_ops) ops.push_back(loupe::io::op_name(op.op));
+    EXPECT_EQ(ops, expected);
+    for (const auto& op : t.io_ops) {
+        const loupe::trace_io_resource* r = t.find_io_resource(op.resource_id);
+        ASSERT_NE(r, nullptr) << loupe::io::op_name(op.op);
+        EXPECT_EQ(r->name, data);
+    }
+    EXPECT_EQ(t.io_ops.back().result, -ENOENT);
+
+    const auto by_file = loupe::report::io_stats(t, loupe::report::io_group::file);
+    ASSERT_EQ(by_file.rows.size(), 1u);
+    EXPECT_EQ(by_file.rows[0].label, data);
+    EXPECT_EQ(by_file.rows[0].ops, 11u);
+    EXPECT_EQ(by_file.rows[0].bytes_out, 15u);
+    EXPECT_EQ(by_file.rows[0].bytes_in, 15u);
+    EXPECT_EQ(by_file.rows[0].errors, 1u);
+    EXPECT_EQ(by_file.files_opened, 2u);
+    EXPECT_EQ(by_file.files_closed, 2u);
+    EXPECT_EQ(by_file.files_deleted, 1u);
+
+    const auto by_zone = loupe::report::io_stats(t, loupe::report::io_group::zone);
+    std::map<std::string, loupe::report::io_row> zones;
+    for (const auto& row : by_zone.rows) zones[row.label] = row;
+    EXPECT_EQ(zones["save"].bytes_out, 15u);
+    EXPECT_EQ(zones["save"].ops, 5u);
+    EXPECT_EQ(zones["load"].bytes_in, 15u);
+    EXPECT_EQ(zones["load"].ops, 4u);
+    EXPECT_EQ(zones["(no zone)"].ops, 2u);
+    EXPECT_NE(loupe::report::format_io_stats(by_file).find("files: 2 opened, 2 closed, 1 deleted"), std::string::npos);
+}
+
+TEST(IoProfiling, DupKeepsTheResourceAndDup2ReplacesTheTarget) {
+    const std::string a = temp_file("dup_a"), b = temp_file("dup_b");
+    const int fa = loupe::io::open(a.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+    const int fb = loupe::io::open(b.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+    ASSERT_GE(fa, 0);
+    ASSERT_GE(fb, 0);
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto session = loupe::start_session(io_config(mem));
+    const int copy = loupe::io::dup(fa);
+    EXPECT_EQ(loupe::io::write(copy, "x", 1), 1);
+    EXPECT_EQ(loupe::io::dup2(fa, fb), fb);  // fb now refers to a's file
+    EXPECT_EQ(loupe::io::write(fb, "y", 1), 1);
+    session.stop();
+    for (int fd : {fa, fb, copy}) loupe::io::close(fd);
+    ::unlink(a.c_str());
+    ::unlink(b.c_str());
+
+    const auto events = mem->events();
+    const auto writes = ops_of(events, loupe::io::op::write);
+    ASSERT_EQ(writes.size(), 2u);
+    for (const auto& w : writes) {
+        const auto* res = resource_of(events, w.io.resource_id);
+        ASSERT_NE(res, nullptr);
+        EXPECT_EQ(res->resource_name, a) << "write on fd " << w.io.fd;
+    }
+    EXPECT_EQ(writes[0].io.resource_id, writes[1].io.resource_id) << "a dup is the same resource";
+}
+
+TEST(IoProfiling, LoopbackSocketsAreNamedByPeerAndCounted) {
+    const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(listener, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    ASSERT_EQ(::listen(listener, 4), 0);
+    socklen_t length = sizeof address;
+    ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&address), &length), 0);
+    const std::string server_name = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+
+    const std::string trace_path = temp_trace_path("io_sockets");
+    auto session = loupe::start_session(io_config(std::make_shared<loupe::sinks::file_sink>(trace_path)));
+    const int client = loupe::io::socket(AF_INET, SOCK_STREAM, 0);
+    ASSERT_GE(client, 0);
+    ASSERT_EQ(loupe::io::connect(client, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    sockaddr_in peer{};
+    socklen_t peer_length = sizeof peer;
+    const int served = loupe::io::accept(listener, reinterpret_cast<sockaddr*>(&peer), &peer_length);
+    ASSERT_GE(served, 0);
+    EXPECT_EQ(peer.sin_family, AF_INET) << "accept must still fill the caller's address";
+    const std::string client_name = "127.0.0.1:" + std::to_string(ntohs(peer.sin_port));
+    EXPECT_EQ(loupe::io::send(client, "ping!", 5, 0), 5);
+    char buf[16];
+    EXPECT_EQ(loupe::io::recv(served, buf, sizeof buf, 0), 5);
+    EXPECT_EQ(loupe::io::close(client), 0);
+    EXPECT_EQ(loupe::io::close(served), 0);
+    session.stop();
+    ::close(listener);
+
+    const loupe::trace t = loupe::read_trace_file(trace_path);
+    std::remove(trace_path.c_str());
+    const auto by_socket = loupe::report::io_stats(t, loupe::report::io_group::socket);
+    std::map<std::string, loupe::report::io_row> rows;
+    for (const auto& row : by_socket.rows) rows[row.label] = row;
+    EXPECT_EQ(rows[server_name].bytes_out, 5u) << "the client's socket is named after the server it connected to";
+    EXPECT_EQ(rows[client_name].bytes_in, 5u) << "the accepted socket is named after the client";
+    EXPECT_EQ(by_socket.connections_established, 2u);  // connect + accept
+    EXPECT_EQ(by_socket.connections_closed, 2u);
+}
+
+TEST(IoProfiling, StdioStreamsRecordBytes) {
+    const std::string path = temp_file("stdio");
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto session = loupe::start_session(io_config(mem));
+    std::FILE* f = loupe::io::fopen(path.c_str(), "w+");
+    ASSERT_NE(f, nullptr);
+    EXPECT_EQ(loupe::io::fwrite("abcdefgh", 4, 2, f), 2u);
+    std::rewind(f);
+    char buf[8];
+    EXPECT_EQ(loupe::io::fread(buf, 1, sizeof buf, f), 8u);
+    EXPECT_EQ(loupe::io::fclose(f), 0);
+    EXPECT_EQ(loupe::io::fclose(nullptr), EOF);  // no crash
+    session.stop();
+    ::unlink(path.c_str());
+
+    const auto events = mem->events();
+    ASSERT_EQ(ops_of(events, loupe::io::op::fwrite).size(), 1u);
+    EXPECT_EQ(ops_of(events, loupe::io::op::fwrite)[0].io.result, 8);
+    EXPECT_EQ(ops_of(events, loupe::io::op::fread)[0].io.result, 8);
+    ASSERT_EQ(ops_of(events, loupe::io::op::fclose).size(), 1u);
+    const auto* res = resource_of(events, ops_of(events, loupe::io::op::fclose)[0].io.resource_id);
+    ASSERT_NE(res, nullptr);
+    EXPECT_EQ(res->resource_name, path);
+}
+
+TEST(IoProfiling, OpScopeRecordsAHostsOwnIoLayer) {
+    const std::string path = temp_file("scope");
+    const int fd = loupe::io::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto session = loupe::start_session(io_config(mem));
+    {
+        loupe::io::op_scope op(loupe::io::op::write, fd);
+        EXPECT_TRUE(op.recording());
+        op.set_result(::write(fd, "engine", 6));  // the host's own call
+    }
+    session.stop();
+    loupe::io::close(fd);
+    ::unlink(path.c_str());
+    const auto writes = ops_of(mem->events(), loupe::io::op::write);
+    ASSERT_EQ(writes.size(), 1u);
+    EXPECT_EQ(writes[0].io.result, 6);
+    EXPECT_EQ(resource_of(mem->events(), writes[0].io.resource_id)->resource_name, path);
+}
+
+TEST(IoProfiling, BadDescriptorsAreCountedNotMisattributed) {
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    const auto before = loupe::io::registry().anomalies().bad_descriptor;
+    const std::string path = temp_file("bad");
+    const int fd = loupe::io::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+    ASSERT_EQ(loupe::io::close(fd), 0);
+    auto session = loupe::start_session(io_config(mem));
+    char c;
+    EXPECT_EQ(loupe::io::read(-1, &c, 1), -1);
+    EXPECT_EQ(errno, EBADF);
+    EXPECT_EQ(loupe::io::close(fd), -1);  // closed twice
+    EXPECT_EQ(loupe::io::read(fd, &c, 1), -1);  // used after close
+    EXPECT_EQ(loupe::io::read(1 << 30, &c, 1), -1);  // far beyond any capacity
+    session.stop();
+    ::unlink(path.c_str());
+    EXPECT_EQ(loupe::io::registry().anomalies().bad_descriptor - before, 4u);
+    const auto events = mem->events();
+    std::size_t failed = 0;
+    for (const auto& e : of_kind(events, record_kind::io)) {
+        EXPECT_EQ(e.io.result, -EBADF);
+        EXPECT_EQ(e.io.resource_id, 0u) << "a closed descriptor must not be attributed to a file";
+        ++failed;
+    }
+    EXPECT_EQ(failed, 4u);
+    EXPECT_TRUE(of_kind(events, record_kind::io_resource).empty());
+}
+
+TEST(IoProfiling, LoupesOwnOutputIsNotProfiled) {
+    const std::string trace_path = temp_trace_path("io_self");
+    const std::string data = temp_file("self");
+    auto session = loupe::start_session(io_config(std::make_shared<loupe::sinks::file_sink>(trace_path)));
+    const int fd = loupe::io::open(data.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+    for (int i = 0; i < 200; ++i) loupe::io::write(fd, "data", 4);  // keeps the collector writing meanwhile
+    loupe::io::close(fd);
+    session.stop();
+    ::unlink(data.c_str());
+    const loupe::trace t = loupe::read_trace_file(trace_path);
+    std::remove(trace_path.c_str());
+    ASSERT_FALSE(t.io_resources.empty());
+    for (const auto& r : t.io_resources) EXPECT_EQ(r.name, data) << "loupe's own file showed up as profiled I/O";
+    for (const auto& op : t.io_ops) EXPECT_NE(op.resource_id, 0u);
+}
+
+TEST(IoProfiling, AFilterThatExcludesAThreadRecordsNoneOfItsIo) {
+    const std::string path = temp_file("filter");
+    const int fd = loupe::io::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto session = loupe::start_session(io_config(mem, R"(user == "alice")"));
+    auto serve = [&](const char* user, int writes) {
+        loupe::context_scope who({{loupe::context_field::user, user}});
+        for (int i = 0; i < writes; ++i) loupe::io::write(fd, user, 1);
+    };
+    std::thread bob(serve, "bob", 50);
+    std::thread alice(serve, "alice", 7);
+    bob.join();
+    alice.join();
+    session.stop();
+    loupe::io::close(fd);
+    ::unlink(path.c_str());
+    const auto writes = ops_of(mem->events(), loupe::io::op::write);
+    EXPECT_EQ(writes.size(), 7u) << "only alice's writes may be recorded";
+}
+
+// Threads open, use and close their own files while others do the same, so
+// descriptors are reused across threads all the time. Every recorded
+// operation must name the file of the thread that did it, and the registry
+// must never hold a name that is not what the descriptor refers to while
+// its owner uses it.
+TEST(IoProfiling, ConcurrentOpenCloseReuseNeverMisattributes) {
+    constexpr int threads = 4, rounds = 300;
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto session = loupe::start_session(io_config(mem));
+    std::atomic<int> wrong_names{0};
+    std::vector<std::thread> workers;
+    for (int w = 0; w < threads; ++w) {
+        workers.emplace_back([&, w] {
+            const std::string path = temp_file("stress" + std::to_string(w));
+            loupe::set_thread_name("stress" + std::to_string(w));
+            for (int i = 0; i < rounds; ++i) {
+                const int fd = loupe::io::open(path.c_str(), O_CREAT | O_RDWR, 0644);
+                if (fd < 0) continue;
+                loupe::io::handle_info info;
+                if (!loupe::io::registry().lookup(fd, info) || info.name != path) ++wrong_names;
+                loupe::io::write(fd, "x", 1);
+                loupe::io::close(fd);
+            }
+            ::unlink(path.c_str());
+        });
+    }
+    for (auto& t : workers) t.join();
+    session.stop();
+    EXPECT_EQ(wrong_names.load(), 0);
+    const auto events = mem->events();
+    std::map<std::uint64_t, std::string> names;
+    for (const auto& e : of_kind(events, record_kind::io_resource)) names[e.resource.id] = e.resource_name;
+    std::size_t writes = 0;
+    for (const auto& e : ops_of(events, loupe::io::op::write)) {
+        ++writes;
+        const std::string expected = temp_file("stress" + e.thread_name.substr(6));
+        EXPECT_EQ(names[e.io.resource_id], expected) << "fd " << e.io.fd;
+    }
+    EXPECT_EQ(writes + loupe_test::dropped_total(events), static_cast<std::size_t>(threads * rounds));
+}
+
+}  // namespace
