@@ -10,13 +10,14 @@ valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" "$exe" >"$out/stdou
     exit 1
 }
 iterations=$(sed -n 's/^iterations \([0-9]*\),.*/\1/p' "$out/stdout")
-callgrind_annotate --inclusive=yes "$out/cg.out" 2>/dev/null |
-    awk -v n="$iterations" '
+io_iterations=$(sed -n 's/.*io_iterations \([0-9]*\),.*/\1/p' "$out/stdout")
+callgrind_annotate --inclusive=yes --threshold=100 "$out/cg.out" 2>/dev/null |
+    awk -v n="$iterations" -v io_n="$io_iterations" '
         /case_[a-z_]+\(\)/ {
             gsub(",", "", $1)
             match($0, /case_[a-z_]+/)
             name = substr($0, RSTART + 5, RLENGTH - 5)
-            ir[name] = $1 / n
+            ir[name] = $1 / (name ~ /^io_/ ? io_n : n)
         }
         END {
             printf "%-28s %10s %12s\n", "case", "Ir/iter", "minus empty"
@@ -25,4 +26,9 @@ callgrind_annotate --inclusive=yes "$out/cg.out" 2>/dev/null |
                 c = order[i]
                 printf "%-28s %10.2f %12.2f\n", c, ir[c], ir[c] - ir["empty"]
             }
+            printf "\n%-28s %10s %12s\n", "I/O case (user space)", "Ir/iter", "minus plain"
+            n = split("io_read_plain io_read_wrapped_idle io_read_wrapped_recorded", order, " ")
+            for (i = 1; i <= n; i++) printf "%-28s %10.2f %12.2f\n", order[i], ir[order[i]], ir[order[i]] - ir["io_read_plain"]
+            n = split("io_openclose_plain io_openclose_wrapped", order, " ")
+            for (i = 1; i <= n; i++) printf "%-28s %10.2f %12.2f\n", order[i], ir[order[i]], ir[order[i]] - ir["io_openclose_plain"]
         }'

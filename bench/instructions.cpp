@@ -2,6 +2,10 @@
 // in its own non-inlined function, so `valgrind --tool=callgrind` gives exact
 // instruction counts per iteration (bench/callgrind.sh does the arithmetic).
 // Run natively it only checks that every case works.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
 
 #include <cstdio>
@@ -10,6 +14,7 @@
 namespace {
 
 constexpr long iterations = 1000000;
+constexpr long io_iterations = 100000;  // system calls are slow under valgrind
 
 #define LOUPE_BENCH_CASE __attribute__((noinline)) void
 
@@ -57,9 +62,44 @@ LOUPE_BENCH_CASE case_annotate_one_field() {
     }
 }
 
+// I/O: user-space instructions only (callgrind does not see the kernel).
+int zero_fd = -1;
+char zero_byte;
+
+LOUPE_BENCH_CASE case_io_read_plain() {
+    for (long i = 0; i < io_iterations; ++i) {
+        ::read(zero_fd, &zero_byte, 1);
+        asm volatile("# plain" ::: "memory");
+    }
+}
+
+// Distinct asm markers keep the compiler from folding identical cases into one.
+LOUPE_BENCH_CASE case_io_read_wrapped_idle() {
+    for (long i = 0; i < io_iterations; ++i) {
+        loupe::io::read(zero_fd, &zero_byte, 1);
+        asm volatile("# idle" ::: "memory");
+    }
+}
+
+LOUPE_BENCH_CASE case_io_read_wrapped_recorded() {
+    for (long i = 0; i < io_iterations; ++i) {
+        loupe::io::read(zero_fd, &zero_byte, 1);
+        asm volatile("# recorded" ::: "memory");
+    }
+}
+
+LOUPE_BENCH_CASE case_io_openclose_plain() {
+    for (long i = 0; i < io_iterations; ++i) ::close(::open("/proc/self/../../dev/zero", O_RDONLY));
+}
+
+LOUPE_BENCH_CASE case_io_openclose_wrapped() {
+    for (long i = 0; i < io_iterations; ++i) loupe::io::close(loupe::io::open("/proc/self/../../dev/zero", O_RDONLY));
+}
+
 }  // namespace
 
 int main() {
+    zero_fd = loupe::io::open("/dev/zero", O_RDONLY);
     case_empty();
     case_zone_idle();
     case_floor_two_tsc_ring_write();
@@ -74,6 +114,12 @@ int main() {
         loupe::field_scope user(loupe::context_field::user, "bob");
         case_zone_filtered_out();
     }
+    // After a session ran, as in a server: the collector thread exists, so
+    // glibc takes its multi-threaded system-call path in every case.
+    case_io_read_plain();
+    case_io_read_wrapped_idle();
+    case_io_openclose_plain();
+    case_io_openclose_wrapped();
     loupe::session_config cfg;
     cfg.name = "instructions";
     cfg.sinks = {std::make_shared<loupe::sinks::null_sink>()};
@@ -83,8 +129,9 @@ int main() {
     cfg.ring_bytes = std::size_t{64} << 20;  // room for every iteration: no waiting either
     auto session = loupe::start_session(cfg);
     case_zone_recorded();
+    case_io_read_wrapped_recorded();
     const auto stats = session.stop();
-    std::printf("iterations %ld, recorded %llu, dropped %llu\n", iterations,
+    std::printf("iterations %ld, io_iterations %ld, recorded %llu, dropped %llu\n", iterations, io_iterations,
                 static_cast<unsigned long long>(stats.delivered), static_cast<unsigned long long>(stats.dropped));
-    return stats.delivered == static_cast<unsigned long long>(iterations) ? 0 : 1;
+    return stats.delivered == static_cast<unsigned long long>(iterations + io_iterations) ? 0 : 1;
 }

@@ -111,6 +111,7 @@ LOUPE_NOINLINE void io_push(io::op what, std::int64_t fd, std::int64_t result, s
     pair[0] = {&io_op_marker, t0, t1, sessions};
     const io_op_payload payload{resource, result, fd, static_cast<std::uint64_t>(what)};
     std::memcpy(static_cast<void*>(&pair[1]), &payload, sizeof payload);
+    if (LOUPE_LIKELY(ts.owned_ring != nullptr) && LOUPE_LIKELY(ts.owned_ring->try_push_n(pair, 2))) return;
     count_lost(ts, push_waiting(ts, sessions, [&](ring& r) { return r.try_push_n(pair, 2); }), sessions);
 }
 

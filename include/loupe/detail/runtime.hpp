@@ -63,7 +63,13 @@ inline std::uint64_t current_os_tid() noexcept {
 /// The process's tick clock, calibrated once and kept across fork (the child
 /// runs on the same TSC).
 LOUPE_API inline const tick_clock& process_clock() {
-    static const tick_clock* clock = new tick_clock;
+    static const tick_clock* clock = [] {
+        const tick_clock* c = new tick_clock;
+        // From here on read_ticks() (hot paths, the io registry) uses the
+        // same ticks that this clock converts.
+        g_hot.use_tsc.store(c->uses_tsc(), std::memory_order_relaxed);
+        return c;
+    }();
     return *clock;
 }
 

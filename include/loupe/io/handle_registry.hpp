@@ -41,6 +41,13 @@ LOUPE_API inline std::atomic<std::uint64_t>& resource_id_counter() noexcept {
     static std::atomic<std::uint64_t> next{0};
     return next;
 }
+/// Ids a thread hands out without touching the shared counter.
+struct resource_id_block {
+    static constexpr std::uint64_t size = 4096;
+    std::uint64_t next;
+    std::uint64_t end;
+};
+LOUPE_API inline thread_local resource_id_block t_resource_ids;
 }  // namespace detail
 
 /// What the registry knows about one open descriptor.
@@ -89,8 +96,14 @@ public:
     std::size_t capacity() const noexcept { return chunks_count_ * chunk_slots; }
 
     /// A resource id never handed out before in this process (ids are >= 1).
+    /// Cost: a thread-local increment; one shared atomic add per 4096 ids.
     static std::uint64_t new_resource_id() noexcept {
-        return detail::resource_id_counter().fetch_add(1, std::memory_order_relaxed) + 1;
+        detail::resource_id_block& block = detail::t_resource_ids;
+        if (LOUPE_UNLIKELY(block.next == block.end)) {
+            block.next = detail::resource_id_counter().fetch_add(detail::resource_id_block::size) + 1;
+            block.end = block.next + detail::resource_id_block::size;
+        }
+        return block.next++;
     }
 
     /// `fd` was just opened (the kernel gave it to us, so whatever was there
@@ -284,9 +297,15 @@ private:
         s->flags.store(static_cast<std::uint64_t>(kind) | std::uint64_t{truncated} << 8 |
                            std::uint64_t{backfilled} << 9 | std::uint64_t{name.size()} << 16,
                        std::memory_order_relaxed);
+        // One copy into a zero-padded buffer, then whole words (fixed-size
+        // copies compile to plain moves; a variable tail copy per word would
+        // call memcpy each time).
+        char padded[max_name + 8];
+        std::memcpy(padded, name.data(), name.size());
+        std::memset(padded + name.size(), 0, 8);
         for (std::size_t w = 0; w * 8 < name.size(); ++w) {
-            std::uint64_t word = 0;
-            std::memcpy(&word, name.data() + w * 8, std::min<std::size_t>(8, name.size() - w * 8));
+            std::uint64_t word;
+            std::memcpy(&word, padded + w * 8, 8);
             s->name_words[w].store(word, std::memory_order_relaxed);
         }
         s->state.store(live(generation), std::memory_order_release);

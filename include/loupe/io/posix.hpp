@@ -211,7 +211,7 @@ inline int dup(int fd) noexcept {
     return detail::run_opening(
         op::dup, [&] { return ::dup(fd); },
         [&](std::int64_t copy) {
-            registry().note_dup(fd, copy, loupe::detail::process_clock().now_ticks(), loupe::detail::cached_os_tid());
+            registry().note_dup(fd, copy, detail::open_ticks(), loupe::detail::cached_os_tid());
         });
 }
 /// ::dup2; whatever `to` referred to before is forgotten.
@@ -220,7 +220,7 @@ inline int dup2(int from, int to) noexcept {
         op::dup2, [&] { return ::dup2(from, to); },
         [&](std::int64_t copy) {
             if (copy != from) {
-                registry().note_dup(from, copy, loupe::detail::process_clock().now_ticks(), loupe::detail::cached_os_tid());
+                registry().note_dup(from, copy, detail::open_ticks(), loupe::detail::cached_os_tid());
             }
         });
 }

@@ -20,8 +20,17 @@
 namespace loupe::io::detail {
 
 /// Where an open's metadata comes from: loupe's clock and this thread.
+/// Now, in the ticks the collector converts. The process clock is
+/// calibrated once (it also tells read_ticks() which ticks to read);
+/// afterwards this is a guard check and a clock read.
+inline std::uint64_t open_ticks() noexcept {
+    static const bool clock_ready = (loupe::detail::process_clock(), true);
+    (void)clock_ready;
+    return loupe::detail::read_ticks();
+}
+
 inline void register_open(std::int64_t fd, std::string_view name, resource_kind kind) noexcept {
-    registry().note_open(fd, name, kind, loupe::detail::process_clock().now_ticks(), loupe::detail::cached_os_tid());
+    registry().note_open(fd, name, kind, open_ticks(), loupe::detail::cached_os_tid());
 }
 
 inline std::int64_t result_of(std::int64_t r, int err) noexcept { return r < 0 ? -static_cast<std::int64_t>(err) : r; }
