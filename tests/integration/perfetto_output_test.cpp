@@ -73,7 +73,11 @@ TEST(PerfettoOutput, EveryZoneIsASliceWithItsNameTimesAndNesting) {
         for (const auto& e : t.events) {
             if (e.thread_id == thread.id && e.type == loupe::event_type::zone) zones.push_back(&e);
         }
-        std::sort(zones.begin(), zones.end(), [](auto* a, auto* b) { return a->begin_ns < b->begin_ns; });
+        // Begin order; a zone and the one nested in it can begin in the same
+        // nanosecond, and then the enclosing (longer) one comes first.
+        std::sort(zones.begin(), zones.end(), [](auto* a, auto* b) {
+            return a->begin_ns != b->begin_ns ? a->begin_ns < b->begin_ns : a->end_ns > b->end_ns;
+        });
         ASSERT_EQ(track->slices.size(), zones.size());
         for (std::size_t i = 0; i < zones.size(); ++i) {
             const pf::slice& s = track->slices[i];
