@@ -1,10 +1,13 @@
 // A deliberately small HTTP/1.1 subset for the demo server: read one request
 // (request line, headers, Content-Length body) from a socket and write one
 // response. Enough for the built-in load generator; not a general server.
+// Socket reads and writes go through loupe::io, so an I/O session sees them.
 #pragma once
 
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <loupe/io.hpp>
 
 #include <cerrno>
 #include <cstdlib>
@@ -34,7 +37,7 @@ inline bool read_request(int fd, std::string& buffer, http_request& out) {
     while ((header_end = buffer.find("\r\n\r\n")) == std::string::npos) {
         if (buffer.size() > 64 * 1024) return false;
         char chunk[4096];
-        const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+        const ssize_t n = loupe::io::recv(fd, chunk, sizeof chunk, 0);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return false;
         buffer.append(chunk, static_cast<std::size_t>(n));
@@ -68,7 +71,7 @@ inline bool read_request(int fd, std::string& buffer, http_request& out) {
     const std::size_t total = header_end + 4 + body_length;
     while (buffer.size() < total) {
         char chunk[4096];
-        const ssize_t n = ::recv(fd, chunk, sizeof chunk, 0);
+        const ssize_t n = loupe::io::recv(fd, chunk, sizeof chunk, 0);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return false;
         buffer.append(chunk, static_cast<std::size_t>(n));
@@ -80,7 +83,7 @@ inline bool read_request(int fd, std::string& buffer, http_request& out) {
 
 inline bool send_all(int fd, std::string_view data) {
     while (!data.empty()) {
-        const ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+        const ssize_t n = loupe::io::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
         if (n < 0 && errno == EINTR) continue;
         if (n <= 0) return false;
         data.remove_prefix(static_cast<std::size_t>(n));

@@ -5,13 +5,17 @@
 // profiling session filtered to one user starts, records that user's
 // requests only, and stops; the program then writes demo.loupe (for the
 // loupe CLI) and demo.pftrace (open it in ui.perfetto.dev) and prints what
-// an operator asks: that user's slowest requests and where their time went.
+// an operator asks: that user's slowest requests, where their time went,
+// and their I/O by file and socket (the shop's files and the client sockets
+// were opened before the session started; loupe's handle registry still
+// names them).
 // Finishes by itself in about a second.
 //
 // usage: app_server [--user NAME] [--requests-per-client N] [--out FILE]
 //        (the Perfetto trace goes next to FILE, with .pftrace for .loupe)
 #include <loupe/loupe.hpp>
 #include <loupe/reader.hpp>
+#include <loupe/report/io_stats.hpp>
 #include <loupe/report/slowest.hpp>
 #include <loupe/report/zone_stats.hpp>
 #include <loupe/sinks/perfetto_sink.hpp>
@@ -58,6 +62,12 @@ bool parse(int argc, char** argv, options& o) {
     return true;
 }
 
+// The directory of `out` ("." when it has none): where the shop's files go.
+std::string directory_of(const std::string& out) {
+    const std::size_t slash = out.rfind('/');
+    return slash == std::string::npos ? "." : slash == 0 ? "/" : out.substr(0, slash);
+}
+
 // demo.loupe -> demo.pftrace; any other name gets .pftrace appended.
 std::string perfetto_path(const std::string& out) {
     const std::string ext = ".loupe";
@@ -78,7 +88,7 @@ int main(int argc, char** argv) {
     LOUPE_THREAD_NAME("main");
     const auto started = std::chrono::steady_clock::now();
     try {
-        app_server::server server(6);
+        app_server::server server(6, directory_of(o.out));
         std::printf("shop server on 127.0.0.1:%d, 6 workers; load: alice, bob, carol x 2 sessions x %d requests\n",
                     server.port(), o.requests_per_client);
         app_server::load_generator load(server.port(), o.requests_per_client);
@@ -124,6 +134,12 @@ int main(int argc, char** argv) {
                     o.out.c_str());
         const auto by_endpoint = loupe::report::zone_stats(trace, loupe::report::group_by::component);
         std::fputs(loupe::report::format_zone_stats(by_endpoint).c_str(), stdout);
+        std::printf("\n== %s's file I/O (loupe report %s --io) ==\n", o.user.c_str(), o.out.c_str());
+        std::fputs(loupe::report::format_io_stats(loupe::report::io_stats(trace, loupe::report::io_group::file)).c_str(),
+                   stdout);
+        std::printf("\n== %s's I/O by zone (loupe report %s --io --by zone) ==\n", o.user.c_str(), o.out.c_str());
+        std::fputs(loupe::report::format_io_stats(loupe::report::io_stats(trace, loupe::report::io_group::zone)).c_str(),
+                   stdout);
     } catch (const loupe::error& e) {
         std::fprintf(stderr, "app_server: %s\n", e.what());
         return 1;

@@ -2,7 +2,9 @@
 // connections on one thread and serves each keep-alive connection on a
 // worker from a fixed pool. Every request runs under a context scope built
 // from its headers (user, session, request id) plus app and component, which
-// is what lets a session record only one user's requests.
+// is what lets a session record only one user's requests. Accepted sockets
+// go through loupe::io, so they are registered (named after their peer) from
+// the moment they exist, long before a session starts.
 #pragma once
 
 #include <arpa/inet.h>
@@ -10,6 +12,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
 
 #include <atomic>
@@ -28,7 +31,7 @@ namespace app_server {
 
 class server {
 public:
-    explicit server(int workers) {
+    server(int workers, const std::string& data_dir) : shop_(data_dir) {
         listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
         if (listener_ < 0) throw std::runtime_error("socket() failed");
         sockaddr_in addr{};
@@ -73,7 +76,7 @@ public:
 private:
     void accept_loop() {
         while (!stopping_) {
-            const int fd = ::accept(listener_, nullptr, nullptr);
+            const int fd = loupe::io::accept(listener_, nullptr, nullptr);
             if (fd < 0) continue;
             std::lock_guard<std::mutex> lock(mutex_);
             connections_.push_back(fd);
@@ -92,7 +95,7 @@ private:
                 connections_.pop_front();
             }
             serve(fd);
-            ::close(fd);
+            loupe::io::close(fd);
         }
     }
 
@@ -109,11 +112,15 @@ private:
                                           {loupe::context_field::request, request.header("x-request-id")},
                                           {loupe::context_field::app, "shop"},
                                           {loupe::context_field::component, shop::endpoint(request.path())}});
-                LOUPE_ZONE("handle_request");
-                status = shop_.handle(request, body);
+                {
+                    LOUPE_ZONE("handle_request");
+                    status = shop_.handle(request, body);
+                }
+                ++served_;
+                // Still in the request's context: its response is its I/O.
+                LOUPE_ZONE("write_response");
+                if (!write_response(fd, status, body)) return;
             }
-            ++served_;
-            if (!write_response(fd, status, body)) return;
         }
     }
 

@@ -1,15 +1,24 @@
 // The demo's application: a toy shop with three endpoints, instrumented the
 // way a runtime would use loupe (zones around the work, counters for sizes).
 // The work is simulated with busy loops whose length depends on the input,
-// so that some users' requests are measurably slower than others'.
+// so that some users' requests are measurably slower than others'. Its data
+// lives in three files opened when the shop starts (so before any session):
+// a catalog read by searches, a cart store written by cart updates, and an
+// order journal appended at checkout, all through loupe::io.
 #pragma once
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
 
 #include <chrono>
 #include <cstdint>
 #include <map>
+#include <functional>
 #include <mutex>
+#include <stdexcept>
 #include <string>
 
 #include "http.hpp"
@@ -24,6 +33,25 @@ inline void busy_for(std::chrono::microseconds d) {
 
 class shop {
 public:
+    explicit shop(const std::string& data_dir)
+        : catalog_path_(data_dir + "/catalog.db"), carts_path_(data_dir + "/carts.db"),
+          orders_path_(data_dir + "/orders.log") {
+        catalog_ = loupe::io::open(catalog_path_.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+        carts_fd_ = loupe::io::open(carts_path_.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+        orders_fd_ = loupe::io::open(orders_path_.c_str(), O_CREAT | O_WRONLY | O_TRUNC | O_APPEND, 0644);
+        if (catalog_ < 0 || carts_fd_ < 0 || orders_fd_ < 0) {
+            throw std::runtime_error("cannot create the shop's files in '" + data_dir + "'");
+        }
+        const std::string page(catalog_page, 'c');
+        for (int i = 0; i < catalog_pages; ++i) loupe::io::write(catalog_, page.data(), page.size());
+    }
+    ~shop() {
+        for (int fd : {catalog_, carts_fd_, orders_fd_}) loupe::io::close(fd);
+        for (const std::string* path : {&catalog_path_, &carts_path_, &orders_path_}) loupe::io::unlink(path->c_str());
+    }
+    shop(const shop&) = delete;
+    shop& operator=(const shop&) = delete;
+
     /// Handles one request; returns the status and fills `body`.
     int handle(const http_request& request, std::string& body) {
         const std::string path = request.path();
@@ -48,6 +76,9 @@ private:
         const std::string query = request.target.substr(request.target.find('=') + 1);
         {
             LOUPE_ZONE("query_index");
+            char page[catalog_page];
+            const std::size_t at = std::hash<std::string>{}(query) % catalog_pages;
+            loupe::io::pread(catalog_, page, sizeof page, static_cast<off_t>(at * catalog_page));
             busy_for(std::chrono::microseconds(40 + 15 * query.size()));
         }
         {
@@ -70,6 +101,9 @@ private:
         LOUPE_COUNTER("cart_items", items);
         {
             LOUPE_ZONE("save_cart");
+            const std::string record = request.header("x-session") + " " + std::to_string(items) + "\n";
+            const std::size_t slot = std::hash<std::string>{}(request.header("x-session")) % 64;
+            loupe::io::pwrite(carts_fd_, record.data(), record.size(), static_cast<off_t>(slot * 64));
             busy_for(std::chrono::microseconds(25));
         }
         body = "cart has " + std::to_string(items) + " items\n";
@@ -95,6 +129,8 @@ private:
         }
         {
             LOUPE_ZONE("write_order");
+            const std::string line = "order " + request.header("x-session") + " " + std::to_string(items) + " items\n";
+            loupe::io::write(orders_fd_, line.data(), line.size());
             std::lock_guard<std::mutex> lock(mutex_);
             carts_[request.header("x-session")] = 0;
             ++orders_;
@@ -103,6 +139,11 @@ private:
         return 200;
     }
 
+    static constexpr std::size_t catalog_page = 4096;
+    static constexpr int catalog_pages = 16;
+
+    std::string catalog_path_, carts_path_, orders_path_;
+    int catalog_ = -1, carts_fd_ = -1, orders_fd_ = -1;
     std::mutex mutex_;
     std::map<std::string, std::size_t> carts_;  // session id -> items
     std::uint64_t orders_ = 0;

@@ -7,8 +7,13 @@
 #include <cstdio>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <loupe/io.hpp>
 #include <loupe/viewer/chrome_json.hpp>
 #include <loupe/viewer/perfetto.hpp>
 
@@ -226,11 +231,69 @@ TEST_F(Cli, ConvertOfAnUnwritableOutputNamesIt) {
     EXPECT_EQ(r.err, "loupe: cannot open '/nonexistent-dir/x.pftrace' for writing: No such file or directory\n");
 }
 
+// A trace with I/O: one file written by thread "writer" and read by "reader".
+TEST(CliIo, ReportIoByFileThreadAndJsonAndDumpShowsTheRecords) {
+    const std::string trace_path = temp_trace_path("cli_io");
+    const std::string data = trace_path + ".dat";
+    const int fd = loupe::io::open(data.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);  // before the session
+    ASSERT_GE(fd, 0);
+    loupe::session_config cfg;
+    cfg.name = "cli-io";
+    cfg.kinds = loupe::kinds::io;
+    cfg.sinks = {std::make_shared<loupe::sinks::file_sink>(trace_path)};
+    auto session = loupe::start_session(cfg);
+    std::thread writer([&] {
+        loupe::set_thread_name("writer");
+        for (int i = 0; i < 3; ++i) loupe::io::pwrite(fd, "abcd", 4, i * 4);
+    });
+    writer.join();
+    std::thread reader([&] {
+        loupe::set_thread_name("reader");
+        char buf[12];
+        loupe::io::pread(fd, buf, sizeof buf, 0);
+    });
+    reader.join();
+    session.stop();
+    loupe::io::close(fd);
+    std::remove(data.c_str());
+
+    const run_result by_file = run_cli("report '" + trace_path + "' --io");
+    EXPECT_EQ(by_file.status, 0) << by_file.err;
+    EXPECT_NE(by_file.out.find("session \"cli-io\": 4 I/O operations"), std::string::npos) << by_file.out;
+    bool file_row = false;
+    for (const std::string& line : lines(by_file.out)) {
+        if (line.rfind(data, 0) == 0) {
+            file_row = true;
+            EXPECT_NE(line.find(" 4 "), std::string::npos) << line;        // ops
+            EXPECT_NE(line.find("12 B"), std::string::npos) << line;       // in and out
+        }
+    }
+    EXPECT_TRUE(file_row) << by_file.out;
+
+    const run_result by_thread = run_cli("report --io --by thread '" + trace_path + "'");
+    EXPECT_EQ(by_thread.status, 0);
+    EXPECT_NE(by_thread.out.find("writer"), std::string::npos);
+    EXPECT_NE(by_thread.out.find("reader"), std::string::npos);
+
+    const run_result json = run_cli("report --io --json '" + trace_path + "'");
+    EXPECT_EQ(json.status, 0);
+    EXPECT_NE(json.out.find("\"bytes_in\":12,\"bytes_out\":12"), std::string::npos) << json.out;
+
+    const run_result dump = run_cli("dump '" + trace_path + "'");
+    EXPECT_EQ(dump.status, 0);
+    EXPECT_EQ(count_of(dump.out, "IO_RESOURCE"), 1u) << "a resource is written once per trace";
+    EXPECT_EQ(count_of(dump.out, " IO "), 4u);
+    EXPECT_NE(dump.out.find("pwrite"), std::string::npos);
+    std::remove(trace_path.c_str());
+}
+
 TEST(CliUsage, BadUsageExitsTwoWithUsage) {
     for (const char* args : {"", "frobnicate x.loupe", "dump", "dump a b", "stats --fast x.loupe",
                              "convert x.loupe -o y", "convert x.loupe --to perfetto", "convert x.loupe --to pdf -o y",
                              "stats x.loupe --to perfetto", "convert x.loupe --to",
-                             "convert x.loupe --to chrome-json --uncompressed -o y"}) {
+                             "convert x.loupe --to chrome-json --uncompressed -o y", "report x.loupe",
+                             "report x.loupe --io --by nobody", "stats x.loupe --io", "stats x.loupe --by file",
+                             "dump x.loupe --by user"}) {
         const run_result r = run_cli(args);
         EXPECT_EQ(r.status, 2) << args;
         EXPECT_EQ(r.err.rfind("loupe: ", 0), 0u) << args;
