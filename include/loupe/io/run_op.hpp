@@ -36,7 +36,7 @@ inline void register_open(std::int64_t fd, std::string_view name, resource_kind 
 inline std::int64_t result_of(std::int64_t r, int err) noexcept { return r < 0 ? -static_cast<std::int64_t>(err) : r; }
 
 template <class Call>
-LOUPE_NOINLINE auto run_recorded(op what, std::int64_t fd, std::uint64_t sessions, Call& call) noexcept {
+LOUPE_NOINLINE auto run_recorded(op what, std::int64_t fd, std::uint64_t sessions, Call call) noexcept {
     const std::uint64_t resource = loupe::detail::io_announce(fd, sessions);
     const std::uint64_t t0 = loupe::detail::read_ticks();
     const auto r = call();
