@@ -29,7 +29,7 @@ struct session_config {
     /// Shown in traces and error messages.
     std::string name = "loupe";
     /// Event kinds to record: an OR of `loupe::kinds::zones`, `instants`,
-    /// `counters` (default: all).
+    /// `counters`, `io` (default: all).
     std::uint32_t kinds = loupe::kinds::all;
     /// Where records go; at least one. A sink may be shared by sessions.
     std::vector<std::shared_ptr<sink>> sinks;
@@ -37,8 +37,9 @@ struct session_config {
     /// power of two, at least 256 B). Applies to threads that get their ring
     /// while this session is active; the largest value among active sessions
     /// wins. A thread keeps its ring until it exits. Default 1 MiB. A thread's
-    /// context (context.hpp) needs up to 416 bytes of ring at once; rings
-    /// smaller than 512 B carry events but not contexts.
+    /// context (context.hpp) needs up to 416 bytes of ring at once and an I/O
+    /// resource up to 320; rings smaller than 512 B carry zones but not
+    /// contexts, and count I/O operations on unannounced resources as dropped.
     std::size_t ring_bytes = std::size_t{1} << 20;
     /// What a full ring does with events for this session.
     overflow_policy overflow = overflow_policy::drop;

@@ -52,7 +52,8 @@ enum class record_kind : std::uint8_t {
     session_end,    ///< `end_ns` = stop time, `count` = events delivered, `dropped_total`
     context,        ///< `thread`'s context from `begin_ns` on: `context` (see context.hpp)
     io,             ///< `thread`, `begin_ns`..`end_ns`, `io` (an I/O operation, io.hpp)
-    io_resource,    ///< `thread` (who announced it), `resource`: what later `io` records' resource_id means
+    io_resource,    ///< `thread`, `resource`: what later `io` records' resource_id means; sent before a
+                    ///< thread's first operation on it in the session (so once per thread, at least)
 };
 
 /// One record, as a view. Fields that a kind does not use are zero.

@@ -356,6 +356,40 @@ TEST(IoProfiling, AFilterThatExcludesAThreadRecordsNoneOfItsIo) {
     EXPECT_EQ(writes.size(), 7u) << "only alice's writes may be recorded";
 }
 
+TEST(IoProfiling, ReportGroupsByContextFieldAndThread) {
+    const std::string data = temp_file("by_user");
+    const std::string trace_path = temp_trace_path("io_by_user");
+    const int fd = loupe::io::open(data.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+    auto session = loupe::start_session(io_config(std::make_shared<loupe::sinks::file_sink>(trace_path)));
+    auto serve = [&](const char* user, int writes) {
+        loupe::set_thread_name(std::string("serves-") + user);
+        loupe::context_scope who({{loupe::context_field::user, user}});
+        for (int i = 0; i < writes; ++i) loupe::io::write(fd, "12345678", 8);
+    };
+    std::thread alice(serve, "alice", 3);
+    alice.join();
+    std::thread bob(serve, "bob", 5);
+    bob.join();
+    session.stop();
+    loupe::io::close(fd);
+    ::unlink(data.c_str());
+    const loupe::trace t = loupe::read_trace_file(trace_path);
+    std::remove(trace_path.c_str());
+
+    std::map<std::string, loupe::report::io_row> by_user, by_thread;
+    for (auto& row : loupe::report::io_stats(t, loupe::report::io_group::user).rows) by_user[row.label] = row;
+    for (auto& row : loupe::report::io_stats(t, loupe::report::io_group::thread).rows) by_thread[row.label] = row;
+    EXPECT_EQ(by_user.size(), 2u);
+    EXPECT_EQ(by_user["alice"].ops, 3u);
+    EXPECT_EQ(by_user["alice"].bytes_out, 24u);
+    EXPECT_EQ(by_user["bob"].bytes_out, 40u);
+    EXPECT_EQ(by_thread["serves-bob"].ops, 5u);
+    const std::string json = loupe::report::io_stats_json(loupe::report::io_stats(t, loupe::report::io_group::user));
+    EXPECT_NE(json.find("\"group_by\":\"user\""), std::string::npos);
+    EXPECT_NE(json.find("{\"label\":\"bob\",\"ops\":5,\"errors\":0,\"bytes_in\":0,\"bytes_out\":40"), std::string::npos)
+        << json;
+}
+
 // Threads open, use and close their own files while others do the same, so
 // descriptors are reused across threads all the time. Every recorded
 // operation must name the file of the thread that did it, and the registry
