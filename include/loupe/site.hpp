@@ -19,8 +19,9 @@ namespace kinds {
 inline constexpr std::uint32_t zones = 1u << static_cast<unsigned>(site_kind::zone);
 inline constexpr std::uint32_t instants = 1u << static_cast<unsigned>(site_kind::instant);
 inline constexpr std::uint32_t counters = 1u << static_cast<unsigned>(site_kind::counter);
-/// I/O operations through loupe::io (io.hpp); `io` is not a call-site kind
-/// of the trace, the operations carry an op code instead.
+/// I/O operations through loupe::io (io.hpp). `site_kind::io` is not a
+/// call-site kind: operations carry an op code, and events of a hand-made
+/// site of that kind are ignored.
 inline constexpr std::uint32_t io = 1u << static_cast<unsigned>(site_kind::io);
 inline constexpr std::uint32_t all = zones | instants | counters | io;
 }  // namespace kinds

@@ -162,7 +162,8 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             result.complete = false;
             return false;
         }
-        if (raw.where->kind == site_kind::io || raw.where == &context_marker) {  // a header: payload follows
+        if (raw.where == &io_op_marker || raw.where == &io_resource_marker || raw.where == &context_marker) {
+            // A header: its payload follows in the next records.
             pending.marker = raw.where;
             pending.sessions = raw.sessions;
             pending.ticks = raw.t0;
@@ -197,7 +198,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                 rec.begin_ns = rec.end_ns = clock_.to_ns(raw.t0);
                 std::memcpy(&rec.value, &raw.t1, sizeof rec.value);
                 break;
-            case site_kind::io:  // handled above: I/O records always come as header + payload
+            case site_kind::io:  // not a call-site kind (I/O comes as marker + payload): ignored
                 return true;
         }
         for (; targets != 0; targets &= targets - 1) {
