@@ -129,7 +129,9 @@ TEST(ViewerConversion, ABadEventFailsTheSameWayWhateverTheParallelism) {
         pos = at + length;
     }
     ASSERT_NE(last_events, 0u);
-    bytes[last_events + 1] = 0x7e;  // after the thread id (one byte): the first event's tag
+    std::size_t tag_at = last_events;
+    while (bytes[tag_at] & 0x80) ++tag_at;  // the thread id is a varint (ids grow with the threads a process had)
+    bytes[tag_at + 1] = 0x7e;  // the first event's tag
     std::string first_error;
     for (const unsigned workers : {1u, 3u}) {
         loupe::viewer::perfetto_options options;
