@@ -249,6 +249,50 @@ TEST(IoProfiling, LoopbackSocketsAreNamedByPeerAndCounted) {
     EXPECT_EQ(by_socket.connections_closed, 2u);
 }
 
+TEST(IoProfiling, PipesSocketpairsOpenatVectorAndDatagramCallsAreRecorded) {
+    const std::string dir = std::string(LOUPE_TEST_BINARY_DIR);
+    const int dirfd = loupe::io::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+    ASSERT_GE(dirfd, 0);
+    const std::string leaf = "io_openat_" + std::to_string(::getpid());
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto session = loupe::start_session(io_config(mem));
+    int p[2], sp[2];
+    ASSERT_EQ(loupe::io::pipe(p), 0);
+    ASSERT_EQ(loupe::io::socketpair(AF_UNIX, SOCK_STREAM, 0, sp), 0);
+    EXPECT_EQ(loupe::io::write(p[1], "pipe", 4), 4);
+    char buf[8];
+    iovec in{buf, sizeof buf};
+    EXPECT_EQ(loupe::io::readv(p[0], &in, 1), 4);
+    EXPECT_EQ(loupe::io::send(sp[0], "pair", 4, 0), 4);
+    EXPECT_EQ(loupe::io::recv(sp[1], buf, sizeof buf, 0), 4);
+    const int f = loupe::io::openat(dirfd, leaf.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+    ASSERT_GE(f, 0);
+    const int udp = loupe::io::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in to{};
+    to.sin_family = AF_INET;
+    to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    to.sin_port = htons(9);  // discard: nobody listens, a datagram is sent all the same
+    EXPECT_EQ(loupe::io::sendto(udp, "x", 1, 0, reinterpret_cast<sockaddr*>(&to), sizeof to), 1);
+    for (int fd : {p[0], p[1], sp[0], sp[1], f, udp, dirfd}) EXPECT_EQ(loupe::io::close(fd), 0);
+    loupe::io::unlink((dir + "/" + leaf).c_str());
+    session.stop();
+
+    const auto events = mem->events();
+    auto name_of = [&](loupe::io::op o) {
+        const auto ops = ops_of(events, o);
+        if (ops.empty()) return std::string("(no ") + loupe::io::op_name(o) + ")";
+        const auto* r = resource_of(events, ops[0].io.resource_id);
+        return r ? r->resource_name : std::string("(unannounced)");
+    };
+    EXPECT_EQ(name_of(loupe::io::op::write), "pipe (write end)");
+    EXPECT_EQ(name_of(loupe::io::op::readv), "pipe (read end)");
+    EXPECT_EQ(name_of(loupe::io::op::send), "socketpair");
+    EXPECT_EQ(name_of(loupe::io::op::openat), dir + "/" + leaf) << "a relative openat is named after its directory";
+    EXPECT_EQ(name_of(loupe::io::op::sendto), "127.0.0.1:9") << "an unconnected socket is named at its first sendto";
+    EXPECT_EQ(ops_of(events, loupe::io::op::readv).at(0).io.result, 4);
+    EXPECT_EQ(ops_of(events, loupe::io::op::close).size(), 7u);
+}
+
 TEST(IoProfiling, StdioStreamsRecordBytes) {
     const std::string path = temp_file("stdio");
     auto mem = std::make_shared<loupe::sinks::memory_sink>();

@@ -151,3 +151,38 @@ TEST(HandleRegistry, ConcurrentOpenCloseReuseNeverTearsOrWipesMetadata) {
     EXPECT_EQ(torn.load(), 0);
     EXPECT_EQ(wiped.load(), 0);
 }
+
+TEST(HandleRegistry, IdentifyGivesGenerationAndResourceWithoutTheName) {
+    handle_registry registry(1024);
+    std::uint64_t generation = 1, resource = 1;
+    EXPECT_FALSE(registry.identify(9, generation, resource));
+    EXPECT_EQ(generation, 0u);
+    EXPECT_EQ(resource, 0u);
+    const auto g = registry.note_open(9, "/srv/a", resource_kind::file, 1, 1);
+    handle_info info;
+    ASSERT_TRUE(registry.lookup(9, info));
+    ASSERT_TRUE(registry.identify(9, generation, resource));
+    EXPECT_EQ(generation, g);
+    EXPECT_EQ(resource, info.resource_id);
+    registry.note_open(2000, "/srv/overflow", resource_kind::file, 1, 1);  // beyond the direct array
+    ASSERT_TRUE(registry.lookup(2000, info));
+    ASSERT_TRUE(registry.identify(2000, generation, resource));
+    EXPECT_EQ(resource, info.resource_id);
+}
+
+// A socket that learns its peer is a new resource (a session that was told
+// the unnamed socket is told the named one), unless it was reopened since.
+TEST(HandleRegistry, RenamingGivesANewResourceIdAndIgnoresAReopenedDescriptor) {
+    handle_registry registry(1024);
+    const auto g = registry.note_open(6, "", resource_kind::socket, 1, 1);
+    handle_info before, after;
+    ASSERT_TRUE(registry.lookup(6, before));
+    registry.note_name(6, g, "127.0.0.1:80");
+    ASSERT_TRUE(registry.lookup(6, after));
+    EXPECT_EQ(after.name, "127.0.0.1:80");
+    EXPECT_EQ(after.kind, resource_kind::socket);
+    EXPECT_NE(after.resource_id, before.resource_id);
+    registry.note_name(6, g, "stale");  // the generation moved on: ignored
+    ASSERT_TRUE(registry.lookup(6, after));
+    EXPECT_EQ(after.name, "127.0.0.1:80");
+}
