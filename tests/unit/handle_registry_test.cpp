@@ -175,6 +175,7 @@ TEST(HandleRegistry, IdentifyGivesGenerationAndResourceWithoutTheName) {
 TEST(HandleRegistry, RenamingGivesANewResourceIdAndIgnoresAReopenedDescriptor) {
     handle_registry registry(1024);
     const auto g = registry.note_open(6, "", resource_kind::socket, 1, 1);
+    EXPECT_TRUE(registry.is_unnamed(6));
     handle_info before, after;
     ASSERT_TRUE(registry.lookup(6, before));
     registry.note_name(6, g, "127.0.0.1:80");
@@ -182,6 +183,8 @@ TEST(HandleRegistry, RenamingGivesANewResourceIdAndIgnoresAReopenedDescriptor) {
     EXPECT_EQ(after.name, "127.0.0.1:80");
     EXPECT_EQ(after.kind, resource_kind::socket);
     EXPECT_NE(after.resource_id, before.resource_id);
+    EXPECT_FALSE(registry.is_unnamed(6));
+    EXPECT_FALSE(registry.is_unnamed(7)) << "not registered at all";
     registry.note_name(6, g, "stale");  // the generation moved on: ignored
     ASSERT_TRUE(registry.lookup(6, after));
     EXPECT_EQ(after.name, "127.0.0.1:80");

@@ -150,23 +150,28 @@ public:
     bool identify(std::int64_t fd, std::uint64_t& generation, std::uint64_t& resource_id) const noexcept {
         generation = resource_id = 0;
         if (const slot* s = direct(fd, false)) {
-            for (;;) {
-                const std::uint64_t before = s->state.load(std::memory_order_acquire);
-                if ((before & 3) == st_free) return false;
-                if ((before & 3) == st_writing) continue;
-                const std::uint64_t resource = s->resource_id.load(std::memory_order_relaxed);
-                std::atomic_thread_fence(std::memory_order_acquire);
-                if (s->state.load(std::memory_order_relaxed) != before) continue;
-                generation = before >> 2;
-                resource_id = resource;
-                return true;
-            }
+            return peek(*s, [&](std::uint64_t state) {
+                generation = state >> 2;
+                resource_id = s->resource_id.load(std::memory_order_relaxed);
+            });
         }
         handle_info info;
         if (!lookup(fd, info)) return false;
         generation = info.generation;
         resource_id = info.resource_id;
         return true;
+    }
+
+    /// True when `fd` is registered without a name (a socket before its
+    /// peer is known). Copies no name.
+    bool is_unnamed(std::int64_t fd) const noexcept {
+        if (const slot* s = direct(fd, false)) {
+            std::uint64_t flags = 0;
+            return peek(*s, [&](std::uint64_t) { flags = s->flags.load(std::memory_order_relaxed); }) &&
+                   ((flags >> 16) & 0xffff) == 0;
+        }
+        handle_info info;
+        return lookup(fd, info) && info.name.empty();
     }
 
     /// Counts an operation that failed with EBADF (see registry_anomalies).
@@ -340,38 +345,51 @@ private:
         }
     }
 
-    static bool read(const slot& s, handle_info& out) noexcept {
+    // Runs `copy(state)` (relaxed loads of the slot's fields) until it saw
+    // one consistent version of a live slot (seqlock); false when free.
+    template <class Copy>
+    static bool peek(const slot& s, Copy&& copy) noexcept {
         for (;;) {
             const std::uint64_t before = s.state.load(std::memory_order_acquire);
             if ((before & 3) == st_free) return false;
             if ((before & 3) == st_writing) continue;
-            const std::uint64_t flags = s.flags.load(std::memory_order_relaxed);
-            char name[max_name + 8];
-            const std::size_t length = static_cast<std::size_t>(flags >> 16) & 0xffff;
-            if (length > max_name) continue;
+            copy(before);
+            std::atomic_thread_fence(std::memory_order_acquire);
+            if (s.state.load(std::memory_order_relaxed) == before) return true;
+        }
+    }
+
+    static bool read(const slot& s, handle_info& out) noexcept {
+        char name[max_name + 8];
+        std::uint64_t state = 0, flags = 0, resource = 0, ticks = 0, thread = 0;
+        std::size_t length = 0;
+        const bool live = peek(s, [&](std::uint64_t seen) {
+            state = seen;
+            flags = s.flags.load(std::memory_order_relaxed);
+            // A torn length is caught by the version check; never copy past the buffer.
+            length = std::min<std::size_t>(static_cast<std::size_t>(flags >> 16) & 0xffff, max_name);
             for (std::size_t w = 0; w * 8 < length; ++w) {
                 const std::uint64_t word = s.name_words[w].load(std::memory_order_relaxed);
                 std::memcpy(name + w * 8, &word, 8);
             }
-            const std::uint64_t resource = s.resource_id.load(std::memory_order_relaxed);
-            const std::uint64_t ticks = s.open_ticks.load(std::memory_order_relaxed);
-            const std::uint64_t thread = s.opener_thread.load(std::memory_order_relaxed);
-            std::atomic_thread_fence(std::memory_order_acquire);
-            if (s.state.load(std::memory_order_relaxed) != before) continue;  // changed while copying
-            try {
-                out.name.assign(name, length);
-            } catch (...) {
-                return false;
-            }
-            out.kind = static_cast<resource_kind>(flags & 0xff);
-            out.name_truncated = (flags >> 8) & 1;
-            out.backfilled = (flags >> 9) & 1;
-            out.resource_id = resource;
-            out.generation = before >> 2;
-            out.open_ticks = ticks;
-            out.opener_thread = thread;
-            return true;
+            resource = s.resource_id.load(std::memory_order_relaxed);
+            ticks = s.open_ticks.load(std::memory_order_relaxed);
+            thread = s.opener_thread.load(std::memory_order_relaxed);
+        });
+        if (!live) return false;
+        try {
+            out.name.assign(name, length);
+        } catch (...) {
+            return false;
         }
+        out.kind = static_cast<resource_kind>(flags & 0xff);
+        out.name_truncated = (flags >> 8) & 1;
+        out.backfilled = (flags >> 9) & 1;
+        out.resource_id = resource;
+        out.generation = state >> 2;
+        out.open_ticks = ticks;
+        out.opener_thread = thread;
+        return true;
     }
 
     const std::size_t chunks_count_;

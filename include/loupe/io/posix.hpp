@@ -197,8 +197,7 @@ inline ssize_t recv(int fd, void* buffer, std::size_t count, int flags) noexcept
 /// destination it sends to. Later datagrams to other peers keep that name.
 inline ssize_t sendto(int fd, const void* buffer, std::size_t count, int flags, const sockaddr* address,
                       socklen_t length) noexcept {
-    handle_info info;
-    if (address != nullptr && registry().lookup(fd, info) && info.name.empty()) detail::name_socket(fd, address, length);
+    if (address != nullptr && registry().is_unnamed(fd)) detail::name_socket(fd, address, length);
     return detail::run_on(op::sendto, fd, [&] { return ::sendto(fd, buffer, count, flags, address, length); });
 }
 inline ssize_t recvfrom(int fd, void* buffer, std::size_t count, int flags, sockaddr* address,
