@@ -48,12 +48,13 @@ public:
     bool recording() const noexcept { return sessions_ != 0; }
 
 private:
-    op what_;
-    std::int64_t fd_;
+    // Same layout with LOUPE_ENABLED=0, where only sessions_ and result_ are read.
+    [[maybe_unused]] op what_;
+    [[maybe_unused]] std::int64_t fd_;
     std::int64_t result_ = 0;
     std::uint64_t sessions_ = 0;
-    std::uint64_t resource_ = 0;
-    std::uint64_t t0_ = 0;
+    [[maybe_unused]] std::uint64_t resource_ = 0;
+    [[maybe_unused]] std::uint64_t t0_ = 0;
 };
 
 }  // namespace loupe::io
