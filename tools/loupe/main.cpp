@@ -10,6 +10,7 @@
 //
 // Exit status: 0 success, 1 the file cannot be read or is not a valid trace
 // (one line "loupe: <file>: byte <offset>: <what>" on stderr), 2 bad usage.
+#include <loupe/detail/mapped_file.hpp>
 #include <loupe/reader.hpp>
 #include <loupe/report/io_stats.hpp>
 #include <loupe/report/zone_stats.hpp>
@@ -88,8 +89,8 @@ int run(const options& o) {
         return 0;
     }
     if (o.command == "convert") {
-        // Straight from the bytes, one thread at a time (no full model).
-        const std::vector<unsigned char> bytes = loupe::read_file_bytes(o.file);
+        // Straight from the (mapped) bytes, one thread at a time (no full model).
+        const loupe::detail::mapped_file bytes(o.file);
         std::string out;
         try {
             if (o.format == "perfetto") {

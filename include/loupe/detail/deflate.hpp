@@ -85,32 +85,33 @@ inline const code_tables& codes() {
 
 }  // namespace tables
 
-// LSB-first bit packing into a string.
+// LSB-first bit packing into a buffer the caller sized for the worst case.
 class bit_writer {
 public:
-    explicit bit_writer(std::string& out) : out_(out) {}
+    explicit bit_writer(unsigned char* out) : out_(out) {}
     void put(std::uint64_t bits, unsigned count) {
         acc_ |= bits << filled_;
         filled_ += count;
         if (filled_ >= 32) {
-            char word[4];
-            for (int i = 0; i < 4; ++i) word[i] = static_cast<char>(static_cast<unsigned char>(acc_ >> (8 * i)));
-            out_.append(word, 4);
+            const std::uint32_t word = static_cast<std::uint32_t>(acc_);
+            for (int i = 0; i < 4; ++i) out_[i] = static_cast<unsigned char>(word >> (8 * i));
+            out_ += 4;
             acc_ >>= 32;
             filled_ -= 32;
         }
     }
-    /// Pads to a byte boundary and writes what is left.
-    void finish() {
+    /// Pads to a byte boundary, writes what is left; returns the end.
+    unsigned char* finish() {
         while (filled_ > 0) {
-            out_ += static_cast<char>(static_cast<unsigned char>(acc_));
+            *out_++ = static_cast<unsigned char>(acc_);
             acc_ >>= 8;
             filled_ = filled_ >= 8 ? filled_ - 8 : 0;
         }
+        return out_;
     }
 
 private:
-    std::string& out_;
+    unsigned char* out_;
     std::uint64_t acc_ = 0;
     unsigned filled_ = 0;
 };
@@ -130,20 +131,44 @@ inline std::uint32_t adler32(std::string_view data) {
     return (b << 16) | a;
 }
 
-/// Appends the zlib stream of `in` (less than 4 GiB) to `out`.
-inline void zlib_compress(std::string_view in, std::string& out) {
+/// The hash table zlib_compress uses, kept between calls by a caller that
+/// compresses many buffers (it is cleared, not reallocated, per call).
+using match_table = std::vector<std::uint32_t>;
+
+/// Length of the common prefix of `a` and `b`, up to `limit` bytes.
+inline std::size_t common_prefix(const unsigned char* a, const unsigned char* b, std::size_t limit) {
+    std::size_t n = 0;
+    while (n + 8 <= limit) {
+        std::uint64_t x, y;
+        std::memcpy(&x, a + n, 8);
+        std::memcpy(&y, b + n, 8);
+        if (x != y) return n + static_cast<std::size_t>(__builtin_ctzll(x ^ y) / 8);  // little-endian
+        n += 8;
+    }
+    while (n < limit && a[n] == b[n]) ++n;
+    return n;
+}
+
+/// Appends the zlib stream of `in` (less than 4 GiB) to `out`; `head` is
+/// scratch space (see match_table).
+inline void zlib_compress(std::string_view in, std::string& out, match_table& head) {
     const tables::code_tables& t = tables::codes();
-    out += '\x78';  // deflate, 32 KiB window
-    out += '\x01';  // no dictionary, fastest level; (0x7801 % 31 == 0)
-    bit_writer bits(out);
+    constexpr unsigned hash_bits = 15;
+    constexpr std::size_t window = 32768, min_match = 4, max_match = 258;
+    head.assign(std::size_t{1} << hash_bits, 0);  // position + 1; 0 = empty
+    const auto* p = reinterpret_cast<const unsigned char*>(in.data());
+    const std::size_t n = in.size();
+
+    // Worst case: every byte a 9-bit literal, plus header, end code, adler.
+    const std::size_t start = out.size();
+    out.resize(start + n + n / 8 + 16);
+    auto* o = reinterpret_cast<unsigned char*>(&out[start]);
+    *o++ = 0x78;  // deflate, 32 KiB window
+    *o++ = 0x01;  // no dictionary, fastest level; (0x7801 % 31 == 0)
+    bit_writer bits(o);
     bits.put(1, 1);  // BFINAL
     bits.put(1, 2);  // BTYPE 01: fixed Huffman codes
 
-    constexpr unsigned hash_bits = 15;
-    constexpr std::size_t window = 32768, min_match = 4, max_match = 258;
-    std::vector<std::uint32_t> head(std::size_t{1} << hash_bits, 0);  // position + 1; 0 = empty
-    const auto* p = reinterpret_cast<const unsigned char*>(in.data());
-    const std::size_t n = in.size();
     auto hash_at = [&](std::size_t i) {
         std::uint32_t v;
         std::memcpy(&v, p + i, 4);
@@ -156,9 +181,8 @@ inline void zlib_compress(std::string_view in, std::string& out) {
         head[h] = static_cast<std::uint32_t>(i + 1);
         if (candidate != 0 && i - (candidate - 1) <= window && std::memcmp(p + candidate - 1, p + i, min_match) == 0) {
             const std::size_t from = candidate - 1;
-            std::size_t length = min_match;
             const std::size_t limit = n - i < max_match ? n - i : max_match;
-            while (length < limit && p[from + length] == p[i + length]) ++length;
+            const std::size_t length = min_match + common_prefix(p + from + min_match, p + i + min_match, limit - min_match);
             const std::size_t distance = i - from;
             bits.put(t.length_bits[length], t.length_count[length]);
             const unsigned code = t.distance_code[distance];
@@ -177,10 +201,17 @@ inline void zlib_compress(std::string_view in, std::string& out) {
     }
     for (; i < n; ++i) bits.put(t.literal_bits[p[i]], t.literal_count[p[i]]);
     bits.put(t.literal_bits[256], t.literal_count[256]);  // end of block
-    bits.finish();
+    o = bits.finish();
 
     const std::uint32_t check = adler32(in);
-    for (int s = 24; s >= 0; s -= 8) out += static_cast<char>(static_cast<unsigned char>(check >> s));
+    for (int s = 24; s >= 0; s -= 8) *o++ = static_cast<unsigned char>(check >> s);
+    out.resize(static_cast<std::size_t>(o - reinterpret_cast<unsigned char*>(&out[0])));
+}
+
+/// Appends the zlib stream of `in` (less than 4 GiB) to `out`.
+inline void zlib_compress(std::string_view in, std::string& out) {
+    match_table head;
+    zlib_compress(in, out, head);
 }
 
 }  // namespace loupe::detail::deflate

@@ -185,7 +185,7 @@ private:
             result_->append(out_.view().data(), out_.size());
         } else {
             compressed_.clear();
-            loupe::detail::deflate::zlib_compress(out_.view(), compressed_);
+            loupe::detail::deflate::zlib_compress(out_.view(), compressed_, deflate_table_);
             const std::size_t packet = pb::open(*result_, field::trace_packet);
             pb::append_bytes(*result_, field::compressed_packets, compressed_);
             pb::close(*result_, packet);
@@ -410,6 +410,7 @@ private:
     bool compress_;
     pb::buffer out_;          // packets not yet moved to result_
     std::string compressed_;  // scratch
+    loupe::detail::deflate::match_table deflate_table_;  // scratch of zlib_compress
     std::uint32_t sequence_ = 0;
     std::uint64_t thread_uuid_ = 0;
     std::uint64_t last_time_ = 0;
