@@ -33,14 +33,7 @@ inline std::size_t encode_context(const context_state& c, std::uint64_t ticks, s
         std::memcpy(payload + n, v.data(), v.size());
         n += v.size();
     }
-    out[0].where = &context_marker;
-    out[0].t0 = ticks;
-    out[0].t1 = n;
-    out[0].sessions = sessions;
-    const std::size_t records = (n + sizeof(raw_record) - 1) / sizeof(raw_record);
-    std::memset(payload + n, 0, records * sizeof(raw_record) - n);
-    std::memcpy(static_cast<void*>(out + 1), payload, records * sizeof(raw_record));
-    return 1 + records;
+    return pack_unit(&context_marker, ticks, sessions, payload, n, out);
 }
 
 /// Reads a payload written by encode_context.

@@ -47,14 +47,7 @@ inline std::size_t encode_io_resource(const io::handle_info& info, std::uint64_t
     payload[26] = static_cast<unsigned char>(name_size);
     std::memcpy(payload + io_resource_fixed, info.name.data(), name_size);
     const std::size_t n = io_resource_fixed + name_size;
-    out[0].where = &io_resource_marker;
-    out[0].t0 = ticks;
-    out[0].t1 = n;
-    out[0].sessions = sessions;
-    const std::size_t records = (n + sizeof(raw_record) - 1) / sizeof(raw_record);
-    std::memset(payload + n, 0, records * sizeof(raw_record) - n);
-    std::memcpy(static_cast<void*>(out + 1), payload, records * sizeof(raw_record));
-    return 1 + records;
+    return pack_unit(&io_resource_marker, ticks, sessions, payload, n, out);
 }
 
 /// Reads a payload written by encode_io_resource; `name` views `payload`.

@@ -8,6 +8,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -24,6 +25,23 @@ struct raw_record {
     std::uint64_t sessions;  ///< session slots this event was captured for
 };
 static_assert(sizeof(raw_record) == 32, "a ring record is 32 bytes");
+
+/// Writes a multi-record unit into `out`: a header record (`marker`,
+/// `ticks`, the payload size, `sessions`) followed by the `n` bytes at
+/// `payload`, zero-padded to whole records (`payload` has room for that).
+/// Returns how many records it wrote. Pushed with ring::try_push_n, the
+/// collector sees all of them or none.
+inline std::size_t pack_unit(const site* marker, std::uint64_t ticks, std::uint64_t sessions, unsigned char* payload,
+                             std::size_t n, raw_record* out) noexcept {
+    out[0].where = marker;
+    out[0].t0 = ticks;
+    out[0].t1 = n;
+    out[0].sessions = sessions;
+    const std::size_t records = (n + sizeof(raw_record) - 1) / sizeof(raw_record);
+    std::memset(payload + n, 0, records * sizeof(raw_record) - n);
+    std::memcpy(static_cast<void*>(out + 1), payload, records * sizeof(raw_record));
+    return 1 + records;
+}
 
 class ring {
 public:

@@ -135,11 +135,10 @@ inline std::string resource_label(const trace_io_resource* r) {
     return r->kind == io::resource_kind::socket ? "(unconnected socket)" : "(unnamed)";
 }
 
-// The row an operation belongs to; false when it has none in this grouping
+// The row an operation (done on `r`) belongs to; false when it has none in this grouping
 // (a socket operation when grouping by file, and the reverse).
-inline bool io_label(const trace& t, const trace_io_op& op, io_group g, const enclosing_zones& zones,
-                     std::string& out) {
-    const trace_io_resource* r = t.find_io_resource(op.resource_id);
+inline bool io_label(const trace& t, const trace_io_op& op, const trace_io_resource* r, io_group g,
+                     const enclosing_zones& zones, std::string& out) {
     const bool socket = r && r->kind == io::resource_kind::socket;
     switch (g) {
         case io_group::file:
@@ -205,7 +204,7 @@ inline io_report io_stats(const trace& t, io_group grouping = io_group::file) {
         if (ok && (op.op == io::op::connect || op.op == io::op::accept)) ++r.connections_established;
         if (op.result == -EBADF) ++r.bad_descriptor;
         if (op.resource_id == 0 && op.fd >= 0) ++r.unknown_resource;
-        if (!detail::io_label(t, op, grouping, zones, label)) continue;
+        if (!detail::io_label(t, op, res, grouping, zones, label)) continue;
         io_row& row = rows[label];
         if (row.label.empty()) row.label = label;
         detail::add_op(row, op);
