@@ -3,6 +3,10 @@
 // in-memory model gives.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
 #include <loupe/reader.hpp>
 #include <loupe/viewer/chrome_json.hpp>
@@ -10,6 +14,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <thread>
 #include <vector>
@@ -88,6 +93,71 @@ TEST(ViewerConversion, FromBytesEqualsFromTheModel) {
     loupe_test::write_small_trace(path);
     expect_same_conversions(loupe::read_file_bytes(path));
     std::remove(path.c_str());
+}
+
+// I/O operations are drawn as slices named after the operation, nested in
+// the zone around them, with what they were done on, their result and
+// descriptor; a thread that only did I/O gets a track too.
+TEST(ViewerConversion, IoOperationsAreSlicesWithResourceResultAndDescriptor) {
+    const std::string trace_path = loupe_test::temp_trace_path("conversion_io");
+    const std::string data = trace_path + ".dat";
+    const int fd = loupe::io::open(data.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    {
+        loupe::session_config cfg;
+        cfg.name = "conversion_io";
+        cfg.sinks = {std::make_shared<loupe::sinks::file_sink>(trace_path)};
+        auto session = loupe::start_session(cfg);
+        std::thread zoned([&] {
+            LOUPE_THREAD_NAME("zoned");
+            loupe::context_scope who({{loupe::context_field::user, "ann"}});
+            LOUPE_ZONE("save");
+            loupe::io::write(fd, "hello", 5);
+        });
+        zoned.join();
+        std::thread io_only([&] {
+            LOUPE_THREAD_NAME("io-only");
+            char buf[8];
+            loupe::io::pread(fd, buf, sizeof buf, 0);
+        });
+        io_only.join();
+    }
+    loupe::io::close(fd);
+    std::remove(data.c_str());
+    const std::vector<unsigned char> bytes = loupe::read_file_bytes(trace_path);
+    std::remove(trace_path.c_str());
+    expect_same_conversions(bytes);
+
+    std::string out;
+    loupe::viewer::convert_to_perfetto(bytes.data(), bytes.size(), out);
+    const loupe_test::perfetto::model m = loupe_test::perfetto::replay(out);
+    ASSERT_TRUE(m.ok) << m.error;
+    std::map<std::string, const loupe_test::perfetto::thread_track*> by_name;
+    for (const auto& [uuid, thread] : m.threads) by_name[thread.name] = &thread;
+    ASSERT_TRUE(by_name.count("zoned") && by_name.count("io-only"));
+    const auto& zoned = by_name["zoned"]->slices;
+    ASSERT_EQ(zoned.size(), 2u);
+    EXPECT_EQ(zoned[0].name, "save");
+    EXPECT_EQ(zoned[1].name, "write");
+    EXPECT_EQ(zoned[1].depth, 1);
+    EXPECT_LE(zoned[0].begin, zoned[1].begin);
+    EXPECT_GE(zoned[0].end, zoned[1].end);
+    EXPECT_EQ(zoned[1].args.at("resource"), data);
+    EXPECT_EQ(zoned[1].args.at("result"), "5");
+    EXPECT_EQ(zoned[1].args.at("fd"), std::to_string(fd));
+    EXPECT_EQ(zoned[1].args.count("user"), 0u) << "the context is on the enclosing slice";
+    const auto& io_only = by_name["io-only"]->slices;
+    ASSERT_EQ(io_only.size(), 1u);
+    EXPECT_EQ(io_only[0].name, "pread");
+    EXPECT_EQ(io_only[0].depth, 0);
+    EXPECT_EQ(io_only[0].args.at("result"), "5");
+
+    std::string json;
+    loupe::viewer::convert_to_chrome_json(bytes.data(), bytes.size(), json);
+    EXPECT_NE(json.find("\"name\":\"write\""), std::string::npos);
+    EXPECT_NE(json.find("\"args\":{\"resource\":\"" + data + "\",\"result\":5,\"fd\":" + std::to_string(fd) + "}"),
+              std::string::npos)
+        << json;
 }
 
 TEST(ViewerConversion, AZoneSpanningAContextChangeKeepsItsOwnContext) {

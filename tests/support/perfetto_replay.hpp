@@ -291,6 +291,7 @@ inline model replay(std::string_view compressed_or_not) {
                             if (a.number == 10) key = std::string(a.bytes);
                             if (a.number == 17) val = s.values.count(a.value) ? s.values[a.value] : "?";
                             if (a.number == 3) val = std::to_string(a.value);
+                            if (a.number == 4) val = std::to_string(static_cast<std::int64_t>(a.value));
                             if (a.number == 6) val = std::string(a.bytes);
                         }
                         if (key == "?" || val == "?") fail("annotation refers to an iid not interned");

@@ -67,6 +67,59 @@ inline void check_convertible(std::size_t sites, std::uint64_t events) {
     }
 }
 
+/// The I/O operations of each thread (indexes into trace::io_ops), by end
+/// time. Writers draw an operation as a slice: in a thread's timeline
+/// events it is a zone whose site index is trace::sites.size() + its index
+/// in trace::io_ops (see io_operation_of).
+class thread_io_ops {
+public:
+    explicit thread_io_ops(const trace& t) {
+        for (std::uint32_t i = 0; i < t.io_ops.size(); ++i) by_thread_[t.io_ops[i].thread_id].push_back(i);
+        for (auto& [thread, ops] : by_thread_) {
+            std::stable_sort(ops.begin(), ops.end(),
+                             [&](std::uint32_t a, std::uint32_t b) { return t.io_ops[a].end_ns < t.io_ops[b].end_ns; });
+        }
+    }
+    const std::vector<std::uint32_t>& of(std::uint64_t thread_id) const {
+        static const std::vector<std::uint32_t> none;
+        auto it = by_thread_.find(thread_id);
+        return it == by_thread_.end() ? none : it->second;
+    }
+
+private:
+    std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> by_thread_;
+};
+
+/// The I/O operation a timeline event stands for, or nullptr for an event.
+inline const trace_io_op* io_operation_of(const trace& t, const timeline_event& e) noexcept {
+    return e.site() >= t.sites.size() ? &t.io_ops[e.site() - t.sites.size()] : nullptr;
+}
+
+/// Merges a thread's I/O operations (`ops`, by end time) into its events
+/// (in record order: a zone at its end, others at their time), each as a
+/// zone in `context_of(op)`. At equal times an operation comes first: it
+/// ends inside the zone that ends with it.
+template <class ContextOf>
+void merge_io(const trace& t, const std::vector<std::uint32_t>& ops, std::vector<timeline_event>& events,
+              std::vector<timeline_event>& scratch, ContextOf&& context_of) {
+    if (ops.empty()) return;
+    check_convertible(t.sites.size() + t.io_ops.size(), events.size() + ops.size());
+    scratch.clear();
+    scratch.reserve(events.size() + ops.size());
+    const auto record_time = [](const timeline_event& e) {
+        return e.type() == event_type::zone ? e.end_or_value : e.begin_ns;
+    };
+    std::size_t next = 0;
+    for (const std::uint32_t k : ops) {
+        const trace_io_op& op = t.io_ops[k];
+        while (next < events.size() && record_time(events[next]) < op.end_ns) scratch.push_back(events[next++]);
+        scratch.push_back(timeline_event::make(event_type::zone, static_cast<std::uint32_t>(t.sites.size() + k),
+                                               op.begin_ns, op.end_ns, 0.0, context_of(op)));
+    }
+    scratch.insert(scratch.end(), events.begin() + static_cast<std::ptrdiff_t>(next), events.end());
+    events.swap(scratch);
+}
+
 /// One context's six values, viewing storage that outlives the conversion
 /// (the trace's strings, or the .loupe bytes).
 struct context_view {
@@ -189,15 +242,20 @@ void for_each_thread_events(const trace& t, Visitor&& visit) {
     }
     const thread_contexts none(t);
     const site_indexes site_index(t);
-    std::vector<timeline_event> events;
+    const thread_io_ops io(t);
+    std::vector<timeline_event> events, scratch;
     for (std::size_t th = 0; th < t.threads.size(); ++th) {
-        if (first[th] == first[th + 1]) continue;
+        const std::vector<std::uint32_t>& ops = io.of(t.threads[th].id);
+        if (first[th] == first[th + 1] && ops.empty()) continue;
         events.clear();
         for (std::size_t k = first[th]; k < first[th + 1]; ++k) {
             const trace_event& e = t.events[grouped[k]];
             const std::uint32_t ctx = e.context == no_context ? timeline_event::no_context : local_index[e.context];
             events.push_back(timeline_event::make(e.type, site_index(e.site_id), e.begin_ns, e.end_ns, e.value, ctx));
         }
+        merge_io(t, ops, events, scratch, [&](const trace_io_op& op) {
+            return op.context == no_context ? timeline_event::no_context : local_index[op.context];
+        });
         auto it = contexts_of.find(t.threads[th].id);
         visit(t.threads[th], events, it == contexts_of.end() ? none : it->second);
     }
@@ -280,16 +338,19 @@ inline skeleton_index read_skeleton(const unsigned char* data, std::size_t size,
 struct thread_buffers {
     thread_buffers(const unsigned char* data, std::size_t size) : contexts(data, size) {}
     std::vector<timeline_event> events;
+    std::vector<timeline_event> scratch;
     thread_contexts contexts;
+    std::size_t trace_events = 0;  ///< of `events`, those from EVENTS records (not I/O)
 };
 
-/// The second pass for one thread: decodes its contexts and events into `b`.
+/// The second pass for one thread: decodes its contexts and events into `b`
+/// and merges its I/O operations (`ops`, from the first pass) in.
 /// Throws loupe::trace_error for a bad event (the first pass does not look
 /// inside EVENTS records).
 inline void decode_thread(const unsigned char* data, std::size_t size, const trace& skeleton,
                           const site_indexes& site_index, const std::vector<std::uint64_t>& site_offsets,
                           const trace_thread& thread, const trace_skeleton_builder::thread_records& records,
-                          thread_buffers& b) {
+                          const std::vector<std::uint32_t>& ops, thread_buffers& b) {
     // The thread's contexts, by time (stable: file order on ties).
     b.contexts.clear();
     for (const auto& [time, offset] : records.context_records) b.contexts.add(time, offset);
@@ -312,6 +373,8 @@ inline void decode_thread(const unsigned char* data, std::size_t size, const tra
             });
     }
     check_convertible(skeleton.sites.size(), b.events.size());  // indexes within a thread are 32-bit
+    b.trace_events = b.events.size();
+    merge_io(skeleton, ops, b.events, b.scratch, [&](const trace_io_op& op) { return contexts.at(op.begin_ns); });
 }
 
 /// Runs a viewer writer (begin(expected_events), thread(thread, events),
@@ -341,10 +404,13 @@ void convert_viewer(const void* data, std::size_t size, trace& skeleton, decode_
     const auto& records = index.records;
     const site_indexes site_index(skeleton);
 
+    const thread_io_ops io(skeleton);
+    static const trace_skeleton_builder::thread_records no_records;
     std::vector<std::pair<const trace_thread*, const trace_skeleton_builder::thread_records*>> work;
     for (const trace_thread& thread : skeleton.threads) {
         auto it = records.find(thread.id);
-        if (it != records.end() && it->second.event_bytes != 0) work.emplace_back(&thread, &it->second);
+        const bool has_events = it != records.end() && it->second.event_bytes != 0;
+        if (has_events || !io.of(thread.id).empty()) work.emplace_back(&thread, it != records.end() ? &it->second : &no_records);
     }
     if (workers == 0) workers = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
     workers = static_cast<unsigned>(std::min<std::size_t>(workers, work.size()));
@@ -354,8 +420,9 @@ void convert_viewer(const void* data, std::size_t size, trace& skeleton, decode_
     if (workers <= 1) {
         thread_buffers b(bytes, size);
         for (const auto& [thread, thread_records] : work) {
-            decode_thread(bytes, size, skeleton, site_index, index.site_offsets, *thread, *thread_records, b);
-            total_events += b.events.size();
+            decode_thread(bytes, size, skeleton, site_index, index.site_offsets, *thread, *thread_records,
+                          io.of(thread->id), b);
+            total_events += b.trace_events;
             writer.thread(*thread, b.events, b.contexts);
         }
     } else {
@@ -370,8 +437,8 @@ void convert_viewer(const void* data, std::size_t size, trace& skeleton, decode_
             for (std::size_t k; (k = next.fetch_add(1)) < work.size();) {
                 try {
                     decode_thread(bytes, size, skeleton, site_index, index.site_offsets, *work[k].first,
-                                  *work[k].second, b);
-                    counts[k] = b.events.size();
+                                  *work[k].second, io.of(work[k].first->id), b);
+                    counts[k] = b.trace_events;
                     local.retarget(outputs[k]);
                     local.thread(*work[k].first, b.events, b.contexts);
                 } catch (...) {

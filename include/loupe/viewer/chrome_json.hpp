@@ -17,6 +17,8 @@
 //   a counter name recorded on several threads is one track);
 // - context fields go into "args" of a zone or instant whose context differs
 //   from the zone around it;
+// - I/O operations are complete events named after the operation, with
+//   "args": {"resource": path or peer, "result": bytes or -errno, "fd": n};
 // - "otherData" holds the session name, its wall-clock start
 //   (wall_anchor_ns, ns since 1970, at timestamp start_ns/1000 µs) and the
 //   number of events lost to full rings.
@@ -99,8 +101,9 @@ private:
     void prepare() {
         // Names are quoted once per site, not once per event.
         quoted_sites_.clear();
-        quoted_sites_.reserve(t_.sites.size());
+        quoted_sites_.reserve(t_.sites.size() + io::op_count);
         for (const trace_site& s : t_.sites) quoted_sites_.push_back(report::json::quote(s.name));
+        for (unsigned o = 0; o < io::op_count; ++o) quoted_sites_.push_back(report::json::quote(io::op_name(static_cast<io::op>(o))));
         pid_ = std::to_string(t_.session.pid);
     }
 
@@ -109,8 +112,9 @@ private:
         *out_ += step.kind == loupe::detail::timeline_step::begin     ? "X"
                 : step.kind == loupe::detail::timeline_step::instant ? "i\",\"s\":\"t"
                                                                      : "C";
+        const trace_io_op* op = loupe::detail::io_operation_of(t_, e);
         *out_ += "\",\"name\":";
-        *out_ += quoted_sites_[e.site()];
+        *out_ += quoted_sites_[op ? t_.sites.size() + static_cast<unsigned>(op->op) : e.site()];
         *out_ += ",\"pid\":" + pid_ + ",\"tid\":" + tid_ + ",\"ts\":";
         append_microseconds(*out_, e.begin_ns);
         if (step.kind == loupe::detail::timeline_step::begin) {
@@ -127,10 +131,17 @@ private:
             shown = contexts_->get(e.context);
             context = &shown;
         }
-        if (context) {
+        if (context || op) {
             *out_ += ",\"args\":{";
             bool first = true;
-            for (unsigned f = 0; f < context_field_count; ++f) {
+            if (op) {
+                const trace_io_resource* resource = t_.find_io_resource(op->resource_id);
+                *out_ += "\"resource\":";
+                report::json::append_string(*out_, resource ? std::string_view(resource->name) : "(unknown)");
+                *out_ += ",\"result\":" + std::to_string(op->result) + ",\"fd\":" + std::to_string(op->fd);
+                first = false;
+            }
+            for (unsigned f = 0; context && f < context_field_count; ++f) {
                 if (context->fields[f].empty()) continue;
                 if (!first) *out_ += ',';
                 first = false;

@@ -16,6 +16,9 @@
 // - context fields (client, user, session, request, app, component) as debug
 //   annotations on a slice or instant whose context differs from the slice
 //   around it, so nested slices inherit them instead of repeating them;
+// - I/O operations as slices named after the operation, nested in their
+//   zone, annotated with "resource" (path or peer), "result" (bytes, new
+//   descriptor or -errno) and "fd";
 // - events lost to full rings as one instant "loupe: events dropped" on the
 //   process track at the session's end, with the count as an annotation;
 // - a clock snapshot tying the timeline to wall-clock time (REALTIME), so
@@ -74,8 +77,8 @@ constexpr std::uint32_t thread_pid = 1, thread_tid = 2, thread_name = 5;
 constexpr std::uint32_t event_annotations = 4, event_type = 9, event_name_iid = 10, event_track_uuid = 11,
                         event_name = 23, event_double_counter_value = 44;
 // DebugAnnotation
-constexpr std::uint32_t annotation_name_iid = 1, annotation_uint_value = 3, annotation_string_value = 6, annotation_name = 10,
-                        annotation_string_iid = 17;
+constexpr std::uint32_t annotation_name_iid = 1, annotation_uint_value = 3, annotation_int_value = 4,
+                        annotation_string_value = 6, annotation_name = 10, annotation_string_iid = 17;
 // InternedData and its entries (EventName, DebugAnnotationName, InternedString)
 constexpr std::uint32_t interned_event_names = 2, interned_annotation_names = 3, interned_string_values = 29;
 constexpr std::uint32_t entry_iid = 1, entry_name = 2;
@@ -108,6 +111,12 @@ constexpr std::uint32_t process_sequence = 1;
 // Request ids are unique per request: interning them would only add an
 // interned entry per value, so they are written inline.
 constexpr unsigned request_field = static_cast<unsigned>(context_field::request);
+// An I/O operation's slice carries these annotations (interned names after
+// the six context fields'): what it was done on (inline: paths and peers
+// are many), its result (bytes, descriptor or -errno) and descriptor.
+constexpr unsigned io_annotation_first = context_field_count;
+constexpr const char* io_annotation_names[] = {"resource", "result", "fd"};
+constexpr unsigned io_annotation_count = 3;
 
 // Track uuids: a hash of (pid, kind, id), so tracks of several processes
 // can share one timeline without colliding.
@@ -164,7 +173,18 @@ private:
         out_.reserve(chunk_bytes + 64 * 1024);
         // Compressed: 0.5-5 bytes per event; plain: about 11 per begin or end packet.
         result_->reserve(result_->size() + (compress_ ? 2 : 24) * expected_events + 4096);
-        interned_sites_.assign(t_.sites.size(), false);
+        interned_sites_.assign(t_.sites.size() + io::op_count, false);  // sites, then I/O op names
+    }
+
+    // An event's name: its site's, or for an I/O operation its op's (name
+    // slots after the sites, one per op code).
+    std::size_t name_slot(const loupe::detail::timeline_event& e) const noexcept {
+        const trace_io_op* op = loupe::detail::io_operation_of(t_, e);
+        return op ? t_.sites.size() + static_cast<unsigned>(op->op) : e.site();
+    }
+    std::string_view name_text(std::size_t slot) const noexcept {
+        return slot < t_.sites.size() ? std::string_view(t_.sites[slot].name)
+                                      : std::string_view(io::op_name(static_cast<io::op>(slot - t_.sites.size())));
     }
 
     // Packets are staged and moved to the result in groups of about this
@@ -301,7 +321,10 @@ private:
                 break;
         }
         if (step.kind == loupe::detail::timeline_step::begin || step.kind == loupe::detail::timeline_step::instant) {
-            pb::append_uint(out_, field::event_name_iid, e.site() + 1);
+            pb::append_uint(out_, field::event_name_iid, name_slot(e) + 1);
+        }
+        if (step.kind == loupe::detail::timeline_step::begin) {
+            if (const trace_io_op* op = loupe::detail::io_operation_of(t_, e)) write_io_annotations(*op);
         }
         if (context) {
             for (unsigned f = 0; f < context_field_count; ++f) {
@@ -320,14 +343,38 @@ private:
         close_packet(packet);
     }
 
+    void write_io_annotations(const trace_io_op& op) {
+        const trace_io_resource* resource = t_.find_io_resource(op.resource_id);
+        std::size_t annotation = pb::open(out_, field::event_annotations);
+        pb::append_uint(out_, field::annotation_name_iid, io_annotation_first + 1);
+        pb::append_bytes(out_, field::annotation_string_value,
+                         printable_text(resource ? std::string_view(resource->name) : std::string_view("(unknown)")));
+        pb::close(out_, annotation);
+        annotation = pb::open(out_, field::event_annotations);
+        pb::append_uint(out_, field::annotation_name_iid, io_annotation_first + 2);
+        pb::append_int(out_, field::annotation_int_value, op.result);
+        pb::close(out_, annotation);
+        annotation = pb::open(out_, field::event_annotations);
+        pb::append_uint(out_, field::annotation_name_iid, io_annotation_first + 3);
+        pb::append_int(out_, field::annotation_int_value, op.fd);
+        pb::close(out_, annotation);
+    }
+
     // Interned data: everything a packet refers to that the sequence has not
     // defined yet, in the same packet (before its track event is read).
     // Also fills value_iid_[f] for the context's values (one hash lookup
     // per value).
     void intern(const loupe::detail::timeline_event& e, const loupe::detail::context_view* context) {
-        const bool new_name = e.type() != event_type::counter && !interned_sites_[e.site()];
+        const std::size_t slot = name_slot(e);
+        const bool new_name = e.type() != event_type::counter && !interned_sites_[slot];
         unsigned new_values = 0;  // bit f: value f gets a new iid
-        unsigned new_names = 0;   // bit f: field name f is first used
+        unsigned new_names = 0;   // bit f: annotation name f is first used (context fields, then I/O's)
+        if (loupe::detail::io_operation_of(t_, e)) {
+            for (unsigned a = 0; a < io_annotation_count; ++a) {
+                const unsigned bit = 1u << (io_annotation_first + a);
+                if (!(annotation_names_ & bit)) new_names |= bit;
+            }
+        }
         for (unsigned f = 0; context && f < context_field_count; ++f) {
             const std::string_view value = context->fields[f];
             if (value.empty()) continue;
@@ -342,12 +389,14 @@ private:
         if (!new_name && !new_values && !new_names) return;
         const std::size_t interned = pb::open(out_, field::interned_data);
         if (new_name) {
-            append_entry(field::interned_event_names, e.site() + 1, t_.sites[e.site()].name);
-            interned_sites_[e.site()] = true;
+            append_entry(field::interned_event_names, slot + 1, name_text(slot));
+            interned_sites_[slot] = true;
         }
-        for (unsigned f = 0; f < context_field_count; ++f) {
+        for (unsigned f = 0; f < io_annotation_first + io_annotation_count; ++f) {
             if (!(new_names & (1u << f))) continue;
-            append_entry(field::interned_annotation_names, f + 1, context_field_name(static_cast<context_field>(f)));
+            append_entry(field::interned_annotation_names, f + 1,
+                         f < io_annotation_first ? context_field_name(static_cast<context_field>(f))
+                                                 : io_annotation_names[f - io_annotation_first]);
             annotation_names_ |= 1u << f;
         }
         for (unsigned f = 0; f < context_field_count; ++f) {
