@@ -207,6 +207,42 @@ TEST(IoProfiling, DupKeepsTheResourceAndDup2ReplacesTheTarget) {
     EXPECT_EQ(writes[0].io.resource_id, writes[1].io.resource_id) << "a dup is the same resource";
 }
 
+TEST(IoProfiling, Dup3AndFcntlDupfdRegisterCopiesAndCloseRangeForgetsTheRange) {
+    const std::string path = temp_file("dup3");
+    const int fd = loupe::io::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0);
+    const int copy3 = loupe::io::dup3(fd, 900, O_CLOEXEC);
+    ASSERT_EQ(copy3, 900);
+    const int copy_fcntl = loupe::io::fcntl(fd, F_DUPFD_CLOEXEC, 901);
+    ASSERT_GE(copy_fcntl, 901);
+    EXPECT_EQ(loupe::io::fcntl(fd, F_GETFD), 0) << "other commands pass straight through";
+    loupe::io::handle_info original, a, b;
+    ASSERT_TRUE(loupe::io::registry().lookup(fd, original));
+    ASSERT_TRUE(loupe::io::registry().lookup(copy3, a));
+    ASSERT_TRUE(loupe::io::registry().lookup(copy_fcntl, b));
+    EXPECT_EQ(a.name, path);
+    EXPECT_EQ(a.resource_id, original.resource_id);
+    EXPECT_EQ(b.resource_id, original.resource_id);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+    const int closed = loupe::io::close_range(900, ~0u, 0);
+    if (closed != 0 && errno == ENOSYS) {
+        loupe::io::close(copy3);
+        loupe::io::close(copy_fcntl);
+    } else {
+        EXPECT_EQ(closed, 0);
+        EXPECT_FALSE(loupe::io::registry().lookup(copy3, a)) << "close_range must forget what it closed";
+        EXPECT_FALSE(loupe::io::registry().lookup(copy_fcntl, b));
+        EXPECT_EQ(::fcntl(copy3, F_GETFD), -1) << "and really close it";
+    }
+#else
+    loupe::io::close(copy3);
+    loupe::io::close(copy_fcntl);
+#endif
+    EXPECT_TRUE(loupe::io::registry().lookup(fd, original)) << "outside the range: kept";
+    loupe::io::close(fd);
+    ::unlink(path.c_str());
+}
+
 TEST(IoProfiling, LoopbackSocketsAreNamedByPeerAndCounted) {
     const int listener = ::socket(AF_INET, SOCK_STREAM, 0);
     ASSERT_GE(listener, 0);

@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <vector>
 
 #if defined(__linux__)
 #    include <unistd.h>
@@ -142,6 +143,31 @@ public:
         t.fd = fd;
         identify(fd, t.generation, t.resource_id);
         return t;
+    }
+
+    /// begin_close for every registered descriptor in [first, last] (for
+    /// close_range): give each ticket to end_close after the real call.
+    std::vector<close_ticket> begin_close_range(std::int64_t first, std::int64_t last) const noexcept {
+        std::vector<close_ticket> tickets;
+        if (first < 0 || last < first) return tickets;
+        try {
+            const std::uint64_t end = std::min<std::uint64_t>(static_cast<std::uint64_t>(last), capacity() - 1);
+            for (std::uint64_t c = static_cast<std::uint64_t>(first) / chunk_slots; c * chunk_slots <= end; ++c) {
+                if (chunks_[c].load(std::memory_order_acquire) == nullptr) continue;  // nothing registered there
+                const std::uint64_t from = std::max<std::uint64_t>(c * chunk_slots, static_cast<std::uint64_t>(first));
+                const std::uint64_t to = std::min<std::uint64_t>(c * chunk_slots + chunk_slots - 1, end);
+                for (std::uint64_t fd = from; fd <= to; ++fd) {
+                    close_ticket t = begin_close(static_cast<std::int64_t>(fd));
+                    if (t.generation != 0) tickets.push_back(t);
+                }
+            }
+            std::lock_guard<std::mutex> lock(overflow_mutex_);
+            for (const auto& [fd, info] : overflow_) {
+                if (fd >= first && fd <= last) tickets.push_back({fd, info.generation, info.resource_id});
+            }
+        } catch (...) {  // out of memory: the rest stay registered (stale names, no crash)
+        }
+        return tickets;
     }
 
     /// The generation and resource id `fd` has now, without copying its

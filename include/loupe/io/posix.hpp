@@ -37,6 +37,7 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "loupe/io/run_op.hpp"
 
@@ -223,6 +224,49 @@ inline int dup2(int from, int to) noexcept {
             }
         });
 }
+
+/// ::dup3 (Linux); like dup2.
+inline int dup3(int from, int to, int flags) noexcept {
+    return detail::run_opening(
+        op::dup3, [&] { return ::dup3(from, to, flags); },
+        [&](std::int64_t copy) { registry().note_dup(from, copy, detail::open_ticks(), loupe::detail::cached_os_tid()); });
+}
+
+/// ::fcntl with an integer argument. F_DUPFD and F_DUPFD_CLOEXEC register
+/// the copy (as dup) and are recorded; other commands pass straight through.
+inline int fcntl(int fd, int cmd, long arg = 0) noexcept {
+    if (cmd != F_DUPFD && cmd != F_DUPFD_CLOEXEC) return ::fcntl(fd, cmd, arg);
+    return detail::run_opening(
+        op::fcntl_dupfd, [&] { return ::fcntl(fd, cmd, arg); },
+        [&](std::int64_t copy) { registry().note_dup(fd, copy, detail::open_ticks(), loupe::detail::cached_os_tid()); });
+}
+
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
+/// ::close_range (Linux 5.9, glibc 2.34): the registry forgets every
+/// descriptor in [first, last] that it closed (with CLOSE_RANGE_CLOEXEC it
+/// closes none). Recorded as one operation on `first`.
+inline int close_range(unsigned first, unsigned last, int flags) noexcept {
+#    if !LOUPE_ENABLED
+    return ::close_range(first, last, flags);
+#    else
+    handle_registry& reg = registry();
+    const std::uint64_t sessions = loupe::detail::io_sessions();
+    const std::uint64_t t0 = sessions ? loupe::detail::read_ticks() : 0;
+    const bool closes = (flags & CLOSE_RANGE_CLOEXEC) == 0;
+    const std::vector<close_ticket> tickets =
+        closes ? reg.begin_close_range(first, last) : std::vector<close_ticket>{};
+    const int r = ::close_range(first, last, flags);
+    const int err = errno;
+    for (const close_ticket& t : tickets) reg.end_close(t, r == 0);
+    if (LOUPE_UNLIKELY(sessions != 0)) {
+        loupe::detail::io_push(op::close_range, first, detail::result_of(r, err), 0, t0, loupe::detail::read_ticks(),
+                               sessions);
+    }
+    errno = err;
+    return r;
+#    endif
+}
+#endif
 
 /// ::pipe; registers both ends ("pipe (read end)", "pipe (write end)").
 inline int pipe(int fds[2]) noexcept {

@@ -35,14 +35,16 @@ enum class op : std::uint8_t {
     dup = 19, dup2 = 20, fsync = 21,
     fopen = 22, fclose = 23, fread = 24, fwrite = 25,
     pipe = 26, socketpair = 27,
+    dup3 = 28, fcntl_dupfd = 29, close_range = 30,
 };
-inline constexpr unsigned op_count = 28;
+inline constexpr unsigned op_count = 31;
 
 inline const char* op_name(op o) noexcept {
     static constexpr const char* names[op_count] = {
         "other", "open",   "openat", "close",  "read",     "write",    "pread",  "pwrite", "readv", "writev",
         "unlink", "rename", "socket", "connect", "accept", "send",     "recv",   "sendto", "recvfrom", "dup",
-        "dup2",  "fsync",  "fopen",  "fclose", "fread",    "fwrite",   "pipe",   "socketpair"};
+        "dup2",  "fsync",  "fopen",  "fclose", "fread",    "fwrite",   "pipe",   "socketpair", "dup3",
+        "fcntl(F_DUPFD)", "close_range"};
     const unsigned i = static_cast<unsigned>(o);
     return i < op_count ? names[i] : "other";
 }
@@ -66,9 +68,10 @@ inline direction op_direction(op o) noexcept {
 /// and ops that end that.
 inline bool op_opens(op o) noexcept {
     return o == op::open || o == op::openat || o == op::fopen || o == op::socket || o == op::accept ||
-           o == op::pipe || o == op::socketpair || o == op::dup || o == op::dup2;
+           o == op::pipe || o == op::socketpair || o == op::dup || o == op::dup2 || o == op::dup3 ||
+           o == op::fcntl_dupfd;
 }
-inline bool op_closes(op o) noexcept { return o == op::close || o == op::fclose; }
+inline bool op_closes(op o) noexcept { return o == op::close || o == op::fclose || o == op::close_range; }
 
 }  // namespace loupe::io
 
