@@ -47,28 +47,30 @@ inline int fclose(std::FILE* stream) noexcept {
     return detail::run_closing(op::fclose, ::fileno(stream), [&] { return std::fclose(stream); });
 }
 
-/// std::fread. Returns items read, as std::fread does.
-inline std::size_t fread(void* buffer, std::size_t size, std::size_t count, std::FILE* stream) noexcept {
-    if (stream == nullptr) return detail::null_stream(std::size_t{0});
+namespace detail {
+// fread/fwrite: `transfer()` returns the items moved; recorded as bytes
+// (items × size), or -errno when nothing moved and the stream has an error.
+template <class Transfer>
+std::size_t run_stream(op what, std::size_t size, std::size_t count, std::FILE* stream, Transfer&& transfer) noexcept {
+    if (stream == nullptr) return null_stream(std::size_t{0});
     std::size_t items = 0;
-    detail::run_on(op::fread, ::fileno(stream), [&]() -> std::int64_t {
-        items = std::fread(buffer, size, count, stream);
+    run_on(what, ::fileno(stream), [&]() -> std::int64_t {
+        items = transfer();
         if (items == 0 && count != 0 && size != 0 && std::ferror(stream)) return -1;
         return static_cast<std::int64_t>(items * size);
     });
     return items;
 }
+}  // namespace detail
+
+/// std::fread. Returns items read, as std::fread does.
+inline std::size_t fread(void* buffer, std::size_t size, std::size_t count, std::FILE* stream) noexcept {
+    return detail::run_stream(op::fread, size, count, stream, [&] { return std::fread(buffer, size, count, stream); });
+}
 
 /// std::fwrite. Returns items written, as std::fwrite does.
 inline std::size_t fwrite(const void* buffer, std::size_t size, std::size_t count, std::FILE* stream) noexcept {
-    if (stream == nullptr) return detail::null_stream(std::size_t{0});
-    std::size_t items = 0;
-    detail::run_on(op::fwrite, ::fileno(stream), [&]() -> std::int64_t {
-        items = std::fwrite(buffer, size, count, stream);
-        if (items == 0 && count != 0 && size != 0 && std::ferror(stream)) return -1;
-        return static_cast<std::int64_t>(items * size);
-    });
-    return items;
+    return detail::run_stream(op::fwrite, size, count, stream, [&] { return std::fwrite(buffer, size, count, stream); });
 }
 
 }  // namespace loupe::io
