@@ -38,6 +38,9 @@ struct trace {
     std::vector<trace_context> contexts; ///< CONTEXT records in file order
     std::vector<trace_io_resource> io_resources;  ///< IO_RESOURCE records in file order
     std::vector<trace_io_op> io_ops;              ///< IO records in file order
+    std::vector<trace_metric> metrics;            ///< METRIC records: what the session measured
+    std::vector<metric_value> metric_values;      ///< zones' deltas (see trace_event::metrics_begin)
+    std::vector<trace_metric_totals> metric_totals;  ///< per-thread and per-CPU totals at session end
     trace_end_info end;                ///< END record (zero when !complete)
     bool complete = false;             ///< false only for a cut-short trace read with accept_truncated
 
@@ -58,6 +61,30 @@ struct trace {
     /// The resource an I/O operation was done on, or nullptr (id 0). O(1).
     const trace_io_resource* find_io_resource(std::uint64_t id) const noexcept {
         return find(io_resources, io_resource_index_, id);
+    }
+    /// The metric with that name or id, or nullptr.
+    const trace_metric* find_metric(std::string_view name) const noexcept {
+        for (const trace_metric& m : metrics) {
+            if (m.name == name) return &m;
+        }
+        return nullptr;
+    }
+    const trace_metric* find_metric(metric_id id) const noexcept {
+        for (const trace_metric& m : metrics) {
+            if (m.id == id) return &m;
+        }
+        return nullptr;
+    }
+    /// The delta of metric `id` a zone carries; false when it carries none.
+    bool metric_of(const trace_event& e, metric_id id, std::int64_t& value) const noexcept {
+        for (std::uint32_t i = 0; i < e.metrics_count; ++i) {
+            const metric_value& v = metric_values[e.metrics_begin + i];
+            if (v.id == id) {
+                value = v.value;
+                return true;
+            }
+        }
+        return false;
     }
     /// The site or thread with that id, or nullptr. O(1).
     const trace_site* find_site(std::uint64_t id) const noexcept { return find(sites, site_index_, id); }
@@ -95,6 +122,21 @@ public:
         }
     }
     void on_event(std::uint64_t, const trace_event& e) override { out_.events.push_back(e); }
+    void on_metric(std::uint64_t, const trace_metric& m) override { out_.metrics.push_back(m); }
+    // The writer puts ZONE_METRICS right after the EVENTS record whose last
+    // event is the zone it belongs to.
+    void on_zone_metrics(std::uint64_t offset, const trace_zone_metrics& z) override {
+        if (out_.events.empty() || out_.events.back().thread_id != z.thread_id ||
+            out_.events.back().type != event_type::zone || out_.events.back().metrics_count != 0) {
+            throw trace_error(offset, "ZONE_METRICS of thread " + std::to_string(z.thread_id) +
+                                          " does not follow a zone of that thread");
+        }
+        trace_event& e = out_.events.back();
+        e.metrics_begin = static_cast<std::uint32_t>(out_.metric_values.size());
+        e.metrics_count = static_cast<std::uint32_t>(z.values.size());
+        out_.metric_values.insert(out_.metric_values.end(), z.values.begin(), z.values.end());
+    }
+    void on_metric_totals(std::uint64_t, const trace_metric_totals& t) override { out_.metric_totals.push_back(t); }
     void on_dropped(std::uint64_t, const trace_drop& d) override { out_.drops.push_back(d); }
     void on_end(std::uint64_t, const trace_end_info& e) override { out_.end = e; }
     void on_context(std::uint64_t, const trace_context& c) override { out_.contexts.push_back(c); }

@@ -50,6 +50,15 @@ struct session_config {
     /// filter makes start_session throw loupe::error naming the column.
     /// Build one in code with loupe::where and pass `f.to_string()`.
     std::string filter;
+    /// Metrics every recorded zone carries besides its duration, by name
+    /// (metrics.hpp): built-in "cpu_time", "task_clock", "cycles",
+    /// "instructions", "alloc_bytes", "alloc_count", "free_bytes",
+    /// "free_count", or a name defined with loupe::metric(). An unknown name
+    /// makes start_session throw loupe::error naming it; a metric this machine
+    /// cannot measure (no hardware counters) is reported in the trace as
+    /// unavailable and the session runs without it. At most
+    /// `max_zone_metrics` metrics over all sessions running at once.
+    std::vector<std::string> metrics;
 };
 
 /// Counts of one session. For every session:

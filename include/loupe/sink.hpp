@@ -16,6 +16,7 @@
 #include <string_view>
 
 #include "loupe/io/types.hpp"
+#include "loupe/metric_types.hpp"
 #include "loupe/site.hpp"
 
 namespace loupe {
@@ -32,6 +33,10 @@ struct session_info {
     std::uint64_t wall_anchor_ns = 0;  ///< CLOCK_REALTIME (ns since 1970) read at start_ns
     std::uint32_t pid = 0;
     clock_source clock = clock_source::steady_clock;
+    /// The metrics the session records besides wall time (session_config::metrics),
+    /// with their availability on this machine.
+    const metric_info* metrics = nullptr;
+    std::size_t metric_count = 0;
 };
 
 /// A thread as its sinks see it. A rename shows as a new `name_version` on the
@@ -54,6 +59,8 @@ enum class record_kind : std::uint8_t {
     io,             ///< `thread`, `begin_ns`..`end_ns`, `io` (an I/O operation, io.hpp)
     io_resource,    ///< `thread`, `resource`: what later `io` records' resource_id means; sent before a
                     ///< thread's first operation on it in the session (so once per thread, at least)
+    metric_totals,  ///< at session end, before `session_end`: `metrics` = what `thread` (or, when
+                    ///< `thread` is null, CPU `cpu`) added to each push metric during the session
 };
 
 /// One record, as a view. Fields that a kind does not use are zero.
@@ -70,6 +77,14 @@ struct record {
     const loupe::context* context = nullptr;  ///< for record_kind::context
     const io_operation* io = nullptr;         ///< for record_kind::io
     const io_resource* resource = nullptr;    ///< for record_kind::io_resource
+    /// zone: the delta of each of the session's metrics between the zone's
+    /// entry and exit, charged to its thread (none when the session records
+    /// no metrics); metric_totals: the totals.
+    const metric_value* metrics = nullptr;
+    std::size_t metric_count = 0;
+    /// metric_totals without a thread: the CPU number (the number of
+    /// configured CPUs stands for any CPU beyond them).
+    std::uint32_t cpu = 0;
 };
 
 /// Base class of every sink.

@@ -22,10 +22,12 @@
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
+#include <vector>
 
 #include "loupe/context.hpp"
 #include "loupe/detail/format.hpp"
 #include "loupe/error.hpp"
+#include "loupe/metric_types.hpp"
 #include "loupe/sink.hpp"
 #include "loupe/site.hpp"
 
@@ -97,6 +99,10 @@ struct trace_event {
     /// Index into trace::contexts of the context the event ran in (set by
     /// read_trace; decode_trace visitors see no_context).
     std::size_t context = no_context;
+    /// A zone's metric deltas: trace::metric_values[metrics_begin, +metrics_count)
+    /// (set by read_trace from the ZONE_METRICS record after the zone).
+    std::uint32_t metrics_begin = 0;
+    std::uint32_t metrics_count = 0;
 };
 
 /// `count` events of `thread_id` (0: threads without a ring) were lost.
@@ -141,6 +147,31 @@ struct trace_io_op {
     std::size_t context = no_context;
 };
 
+/// A metric the session recorded (a METRIC record; see loupe::metric_info).
+struct trace_metric {
+    metric_id id = 0;
+    std::string name;
+    std::string unit;
+    metric_source source = metric_source::push;
+    bool available = true;
+    std::string unavailable_reason;
+};
+
+/// A ZONE_METRICS record: the deltas of `thread_id`'s latest zone event.
+struct trace_zone_metrics {
+    std::uint64_t thread_id = 0;
+    std::vector<metric_value> values;
+};
+
+/// A METRIC_TOTALS record: what a thread (or a CPU) added to each push
+/// metric during the session.
+struct trace_metric_totals {
+    bool per_cpu = false;
+    std::uint64_t thread_id = 0;  ///< when !per_cpu
+    std::uint32_t cpu = 0;        ///< when per_cpu
+    std::vector<metric_value> values;
+};
+
 struct trace_end_info {
     std::uint64_t events_written = 0;
     std::uint64_t events_dropped = 0;
@@ -165,6 +196,9 @@ public:
     virtual void on_context(std::uint64_t /*offset*/, const trace_context&) {}
     virtual void on_io_resource(std::uint64_t /*offset*/, const trace_io_resource&) {}
     virtual void on_io(std::uint64_t /*offset*/, const trace_io_op&) {}
+    virtual void on_metric(std::uint64_t /*offset*/, const trace_metric&) {}
+    virtual void on_zone_metrics(std::uint64_t /*offset*/, const trace_zone_metrics&) {}
+    virtual void on_metric_totals(std::uint64_t /*offset*/, const trace_metric_totals&) {}
     /// A record of a kind this reader does not know (skipped).
     virtual void on_unknown(std::uint64_t /*offset*/, std::uint8_t /*kind*/, std::uint64_t /*payload_bytes*/) {}
 };
@@ -408,6 +442,9 @@ private:
             case format::rec_context: context_change(at, c); break;
             case format::rec_io_resource: io_resource(at, c); break;
             case format::rec_io: io_operation(at, c); break;
+            case format::rec_metric: metric(at, c); break;
+            case format::rec_zone_metrics: zone_metrics(at, c); break;
+            case format::rec_metric_totals: metric_totals(at, c); break;
             default:
                 visitor_.on_unknown(at, kind, length);
                 c = trace_cursor(data_, payload_end, payload_end);
@@ -432,6 +469,9 @@ private:
             case format::rec_context: return "CONTEXT";
             case format::rec_io_resource: return "IO_RESOURCE";
             case format::rec_io: return "IO";
+            case format::rec_metric: return "METRIC";
+            case format::rec_zone_metrics: return "ZONE_METRICS";
+            case format::rec_metric_totals: return "METRIC_TOTALS";
             default: return "unknown";
         }
     }
@@ -608,6 +648,74 @@ private:
         visitor_.on_io(at, op);
     }
 
+    void metric(std::uint64_t at, trace_cursor& c) {
+        trace_metric m;
+        const std::uint64_t id_at = c.pos();
+        const std::uint64_t id = c.varint("METRIC id");
+        if (id >= max_metrics) {
+            throw trace_error(id_at, "METRIC id " + std::to_string(id) + " is out of range; expected 0 to " +
+                                         std::to_string(max_metrics - 1));
+        }
+        m.id = static_cast<metric_id>(id);
+        const std::uint64_t source_at = c.pos();
+        const std::uint8_t source = c.u8("METRIC source");
+        if (source > static_cast<std::uint8_t>(metric_source::pull)) {
+            throw trace_error(source_at, "METRIC source " + std::to_string(source) + " is unknown; expected 0 to 2");
+        }
+        m.source = static_cast<metric_source>(source);
+        m.available = c.u8("METRIC available") != 0;
+        m.name = std::string(c.bytes("METRIC name"));
+        m.unit = std::string(c.bytes("METRIC unit"));
+        m.unavailable_reason = std::string(c.bytes("METRIC reason"));
+        if (!metrics_.insert(m.id).second) throw trace_error(at, "METRIC id " + std::to_string(id) + " is defined twice");
+        visitor_.on_metric(at, m);
+    }
+
+    // n × (metric id, zigzag value); each id defined by a METRIC record.
+    std::vector<metric_value> metric_values(trace_cursor& c, const char* what) {
+        const std::uint64_t n_at = c.pos();
+        const std::uint64_t n = c.varint(what);
+        if (n > max_metrics) {
+            throw trace_error(n_at, std::string(what) + " " + std::to_string(n) + " is too many; expected at most " +
+                                        std::to_string(max_metrics));
+        }
+        std::vector<metric_value> values(static_cast<std::size_t>(n));
+        for (metric_value& v : values) {
+            const std::uint64_t id_at = c.pos();
+            const std::uint64_t id = c.varint("metric id");
+            if (metrics_.find(id) == metrics_.end()) {
+                throw trace_error(id_at, "metric id " + std::to_string(id) + " is not defined by a METRIC record");
+            }
+            v.id = static_cast<metric_id>(id);
+            v.value = format::unzigzag(c.varint("metric value"));
+        }
+        return values;
+    }
+
+    void zone_metrics(std::uint64_t at, trace_cursor& c) {
+        trace_zone_metrics z;
+        known_thread(c, "ZONE_METRICS thread");
+        z.thread_id = current_thread_;
+        z.values = metric_values(c, "ZONE_METRICS count");
+        visitor_.on_zone_metrics(at, z);
+    }
+
+    void metric_totals(std::uint64_t at, trace_cursor& c) {
+        trace_metric_totals t;
+        const std::uint64_t scope_at = c.pos();
+        const std::uint8_t scope = c.u8("METRIC_TOTALS scope");
+        if (scope > 1) throw trace_error(scope_at, "METRIC_TOTALS scope " + std::to_string(scope) + " is unknown; expected 0 (thread) or 1 (CPU)");
+        t.per_cpu = scope == 1;
+        if (t.per_cpu) {
+            t.cpu = static_cast<std::uint32_t>(c.varint("METRIC_TOTALS cpu"));
+        } else {
+            known_thread(c, "METRIC_TOTALS thread");
+            t.thread_id = current_thread_;
+        }
+        t.values = metric_values(c, "METRIC_TOTALS count");
+        visitor_.on_metric_totals(at, t);
+    }
+
     void end(std::uint64_t at, trace_cursor& c) {
         trace_end_info e;
         const std::uint64_t written_at = c.pos();
@@ -642,6 +750,7 @@ private:
     std::unordered_map<std::uint64_t, site_kind> sites_;
     std::unordered_map<std::uint64_t, thread_state> threads_;
     std::unordered_set<std::uint64_t> resources_;
+    std::unordered_set<std::uint64_t> metrics_;
     trace_context context_;
 };
 

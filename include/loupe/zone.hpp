@@ -5,6 +5,9 @@
 //   predicted not taken; no TLS access, no call.
 // - recording: two timestamp reads and one 32-byte store into the calling
 //   thread's own ring; no lock, no allocation, no system call.
+// - recording with metrics (session_config::metrics): also each metric read
+//   at entry and exit (a load for push metrics, a system call for CPU time
+//   and perf counters) and 64 to 128 more bytes in the ring.
 //
 // The macros in loupe.hpp are the usual way in; these classes are the
 // macro-free equivalents. Unlike the macros, calls to them are not removed
@@ -14,6 +17,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "loupe/detail/metric_plan.hpp"
 #include "loupe/detail/runtime.hpp"
 #include "loupe/detail/thread_state.hpp"
 #include "loupe/site.hpp"
@@ -28,7 +32,9 @@ LOUPE_ALWAYS_INLINE std::uint32_t armed() noexcept {
 
 /// RAII zone: records [construction, destruction) on the calling thread for
 /// every session that records zones from it when the zone begins. A zone that
-/// began recorded ends recorded, even if a session stops in between.
+/// began recorded ends recorded, even if a session stops in between. When a
+/// session records metrics, the zone carries the delta of each between its
+/// entry and exit on this thread (metrics.hpp).
 ///
 /// `where` must have static storage duration (see `site`).
 /// Thread-safety: create and destroy on one thread (a zone cannot migrate).
@@ -41,11 +47,20 @@ public:
     LOUPE_ALWAYS_INLINE explicit zone_scope(const site& where) noexcept : where_(&where) {
         if (LOUPE_UNLIKELY(detail::armed() & kinds::zones)) {
             sessions_ = detail::sessions_for(site_kind::zone);
-            if (sessions_ != 0) t0_ = detail::read_ticks();
+            if (sessions_ != 0) {
+                t0_ = detail::read_ticks();
+                plan_ = detail::t_state.plan;
+                // Last thing at entry, so loupe's own work stays outside.
+                if (LOUPE_UNLIKELY(plan_ != nullptr)) detail::read_plan(*plan_, metrics_at_entry_);
+            }
         }
     }
     LOUPE_ALWAYS_INLINE ~zone_scope() {
         if (LOUPE_UNLIKELY(sessions_ != 0)) {
+            if (LOUPE_UNLIKELY(plan_ != nullptr)) {
+                detail::push_zone_with_metrics(where_, t0_, sessions_, *plan_, metrics_at_entry_);
+                return;
+            }
             const std::uint64_t t1 = detail::read_ticks();
             detail::push(where_, t0_, t1, sessions_);
         }
@@ -63,6 +78,8 @@ private:
     const site* where_;
     std::uint64_t sessions_ = 0;
     std::uint64_t t0_ = 0;
+    const detail::metric_plan* plan_;                       // set when sessions_ != 0
+    std::int64_t metrics_at_entry_[max_zone_metrics];  // plan_'s metrics at entry
 };
 
 /// Records a point in time at `where` (a site of kind `instant`).

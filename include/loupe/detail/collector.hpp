@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cstring>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "loupe/detail/io_wire.hpp"
@@ -34,6 +35,16 @@ inline thread_info describe(const ring& r) noexcept {
 // without a locked read-modify-write per record.
 inline void bump(std::atomic<std::uint64_t>& counter, std::uint64_t by) noexcept {
     counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_release);
+}
+
+// The deltas of `plan` that session metrics `mask` asked for, into `out`.
+inline std::size_t select_metrics(const metric_plan& plan, const std::int64_t* deltas, std::uint64_t mask,
+                                  metric_value* out) noexcept {
+    std::size_t n = 0;
+    for (std::uint32_t i = 0; i < plan.count; ++i) {
+        if (mask >> plan.ids[i] & 1) out[n++] = metric_value{plan.ids[i], deltas[i]};
+    }
+    return n;
 }
 
 }  // namespace collector_detail
@@ -151,7 +162,14 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             const std::size_t n = std::min(sizeof raw, pending.bytes - pending.received);
             std::memcpy(pending.data + pending.received, &raw, n);
             pending.received += n;
-            if (pending.received == pending.bytes) deliver_payload(pending, live, live_mask, thread);
+            if (pending.received == pending.bytes) {
+                if (pending.marker == &zone_metrics_marker) {  // held for the zone record that follows
+                    std::memcpy(r.collector_zone_metrics.delta, pending.data, pending.bytes);
+                    pending.bytes = pending.received = 0;
+                } else {
+                    deliver_payload(pending, live, live_mask, thread);
+                }
+            }
             return true;
         }
         // A session that started after this pass took its snapshot (it may
@@ -178,6 +196,16 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             if (pending.bytes == 0) deliver_payload(pending, live, live_mask, thread);
             return true;
         }
+        if (raw.where == &zone_metrics_marker) {  // deltas, then the zone they belong to
+            const auto* plan = reinterpret_cast<const metric_plan*>(static_cast<std::uintptr_t>(raw.t0));
+            r.collector_zone_metrics.plan = plan;
+            pending.marker = raw.where;
+            pending.received = 0;
+            pending.bytes = plan->count * sizeof(std::int64_t);
+            return true;
+        }
+        // Deltas held for this record (a zone's), taken whether or not it is delivered.
+        const metric_plan* plan = std::exchange(r.collector_zone_metrics.plan, nullptr);
         std::uint64_t targets = raw.sessions & live_mask;
         if (targets == 0) return true;
         rec.where = raw.where;
@@ -207,6 +235,11 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             // session started was captured for an earlier one in the slot.
             if (static_cast<std::int64_t>(raw.t0 - s.start_ticks) < 0) continue;
             rec.session = &s.info;
+            metric_value values[max_zone_metrics];
+            rec.metric_count = plan ? collector_detail::select_metrics(*plan, r.collector_zone_metrics.delta,
+                                                                       s.metrics.zone_mask(), values)
+                                    : 0;
+            rec.metrics = values;
             collector_detail::bump(s.delivered, 1);
             s.send(rec);
         }
@@ -292,9 +325,53 @@ inline void runtime::begin_session(session_state& s) noexcept {
     s.send(rec);
 }
 
+inline void runtime::report_metric_totals(session_state& s, const std::vector<ring*>& rings) noexcept {
+    if (s.metrics.empty()) return;
+    metric_registry& registry = metrics_registry();
+    try {
+        record rec;
+        rec.kind = record_kind::metric_totals;
+        rec.session = &s.info;
+        rec.begin_ns = rec.end_ns = clock_.to_ns(s.stop_ticks);
+        s.metrics.totals(
+            registry,
+            [&](thread_metrics& block, const std::vector<metric_value>& values) {
+                thread_info thread;
+                std::uint64_t id = block.thread_id.load(std::memory_order_relaxed);
+                const auto known = std::find_if(rings.begin(), rings.end(), [&](const ring* r) { return r->thread_id == id; });
+                if (id != 0 && known != rings.end()) {
+                    thread = collector_detail::describe(**known);
+                } else {
+                    if (id == 0) {  // a thread that never recorded an event: give it an id now
+                        std::lock_guard<std::mutex> lock(mutex_);
+                        id = block.thread_id.load(std::memory_order_relaxed);
+                        if (id == 0) block.thread_id.store(id = ++next_thread_id_, std::memory_order_relaxed);
+                    }
+                    thread.id = id;
+                    thread.os_tid = block.os_tid;
+                }
+                rec.thread = &thread;
+                rec.metrics = values.data();
+                rec.metric_count = values.size();
+                s.send(rec);
+            },
+            [&](std::uint32_t cpu, const std::vector<metric_value>& values) {
+                rec.thread = nullptr;
+                rec.cpu = cpu;
+                rec.metrics = values.data();
+                rec.metric_count = values.size();
+                s.send(rec);
+            });
+    } catch (...) {  // out of memory: the trace has no totals
+    }
+    std::lock_guard<std::mutex> lock(registry.mutex());
+    registry.metric_session_finished_locked();
+}
+
 inline void runtime::finish_session(session_state& s, const std::vector<ring*>& rings) noexcept {
     for (ring* r : rings) report_drops(r, s);
     report_ringless_drops(s);
+    report_metric_totals(s, rings);
     record rec;
     rec.kind = record_kind::session_end;
     rec.session = &s.info;

@@ -14,7 +14,7 @@ namespace loupe::detail::format {
 inline constexpr unsigned char magic[8] = {0x89, 'L', 'O', 'U', 'P', 'E', '\r', '\n'};
 inline constexpr std::size_t header_size = 16;  // magic, u16 major, u16 minor, u32 flags
 inline constexpr std::uint16_t version_major = 1;
-inline constexpr std::uint16_t version_minor = 2;
+inline constexpr std::uint16_t version_minor = 3;
 
 /// Top-level record kinds. Every record is `u8 kind, varint length, payload`;
 /// a reader skips kinds it does not know.
@@ -29,6 +29,9 @@ enum record_kind : std::uint8_t {
     rec_context = 0x08,      // since 1.1
     rec_io_resource = 0x09,  // since 1.2
     rec_io = 0x0A,           // since 1.2
+    rec_metric = 0x0B,         // since 1.3
+    rec_zone_metrics = 0x0C,   // since 1.3
+    rec_metric_totals = 0x0D,  // since 1.3
 };
 
 /// Event tags inside an EVENTS record. The set is closed for a format

@@ -12,6 +12,8 @@ namespace loupe::detail {
 
 inline constexpr int max_sessions = 64;
 
+struct metric_plan;  // metric_plan.hpp
+
 struct alignas(64) hot_state {
     /// OR of the `kinds` of every active session: the "armed?" test.
     std::atomic<std::uint32_t> armed{0};
@@ -29,6 +31,10 @@ struct alignas(64) hot_state {
     std::atomic<std::uint64_t> filtered_slots{0};
     /// Ring size (bytes) that a thread acquiring a ring now should get.
     std::atomic<std::uint64_t> ring_bytes{1u << 20};
+    /// Active session slots that record metrics, and the metrics their zones
+    /// read (the union; null when none).
+    std::atomic<std::uint64_t> metric_slots{0};
+    std::atomic<const metric_plan*> plan{nullptr};
 };
 
 /// The one instance per process. Default visibility (LOUPE_API) makes the

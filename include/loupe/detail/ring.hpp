@@ -13,6 +13,7 @@
 #include <string>
 
 #include "loupe/detail/hot_state.hpp"
+#include "loupe/metric_types.hpp"
 #include "loupe/site.hpp"
 
 namespace loupe::detail {
@@ -138,6 +139,7 @@ public:
         for (auto& d : dropped_) d.store(0, std::memory_order_relaxed);
         for (auto& s : seen_dropped) s = 0;
         collector_payload = pending_payload{};
+        collector_zone_metrics = held_zone_metrics{};
         retired.store(false, std::memory_order_relaxed);
     }
 
@@ -176,6 +178,11 @@ public:
         std::size_t received = 0;    ///< payload bytes copied so far
         unsigned char data[416] = {};
     } collector_payload;
+    /// The deltas of the zone record that follows (from a zone-with-metrics unit).
+    struct held_zone_metrics {
+        const metric_plan* plan = nullptr;  ///< null: none held
+        std::int64_t delta[max_zone_metrics] = {};
+    } collector_zone_metrics;
 
 private:
     // Producer and consumer indices on their own cache lines.

@@ -43,7 +43,10 @@
 #include "loupe/detail/clock.hpp"
 #include "loupe/detail/context_record.hpp"
 #include "loupe/detail/hot_state.hpp"
+#include "loupe/detail/metric_plan.hpp"
+#include "loupe/detail/metric_registry.hpp"
 #include "loupe/detail/ring.hpp"
+#include "loupe/detail/session_metrics.hpp"
 #include "loupe/detail/session_state.hpp"
 #include "loupe/detail/thread_state.hpp"
 #include "loupe/error.hpp"
@@ -104,8 +107,12 @@ public:
     /// Any thread. Validates `cfg`, takes a slot and arms the session.
     std::shared_ptr<session_state> start(session_config cfg) {
         validate(cfg);
+        internal_allocation_scope internal;
         std::shared_ptr<const filter> thread_filter = parse_filter(cfg.name, cfg.filter);
         auto s = std::make_shared<session_state>();
+        s->metrics = session_metrics::resolve(cfg.name, cfg.metrics);
+        s->info.metrics = s->metrics.infos().data();
+        s->info.metric_count = s->metrics.infos().size();
         s->name = std::move(cfg.name);
         s->kinds = cfg.kinds;
         s->overflow = cfg.overflow;
@@ -126,6 +133,7 @@ public:
             throw error("cannot start session '" + s->name + "': " + std::to_string(max_sessions) +
                         " sessions are active; stop one first");
         }
+        check_zone_metrics_locked(*s);
         ensure_collector_locked();
         s->slot = slot;
         s->start_ticks = clock_.now_ticks();
@@ -142,6 +150,12 @@ public:
         {
             std::unique_lock<std::shared_mutex> filters(filter_mutex_);
             slot_filters_[slot] = std::move(thread_filter);
+        }
+        if (!s->metrics.empty()) {
+            metric_registry& registry = metrics_registry();
+            std::lock_guard<std::mutex> blocks(registry.mutex());
+            s->metrics.take_baselines(registry);
+            registry.metric_session_started_locked();
         }
         slots_[slot] = s;
         occupied_slots_.fetch_or(std::uint64_t{1} << slot, std::memory_order_release);
@@ -209,6 +223,7 @@ public:
     /// Host thread, slow path: gives the calling thread a ring. Null when the
     /// process is exiting, too many threads record at once, or memory is out.
     ring* acquire_ring(thread_state& ts) noexcept {
+        internal_allocation_scope internal;
         try {
             std::lock_guard<std::mutex> lock(mutex_);
             if (shutting_down_) return nullptr;
@@ -219,7 +234,10 @@ public:
                 r = new ring(want);
                 ++counters_.rings_created;
             }
-            r->thread_id = ++next_thread_id_;
+            r->thread_id = ts.metrics && ts.metrics->thread_id.load(std::memory_order_relaxed) != 0
+                               ? ts.metrics->thread_id.load(std::memory_order_relaxed)
+                               : ++next_thread_id_;
+            if (ts.metrics) ts.metrics->thread_id.store(r->thread_id, std::memory_order_relaxed);
             r->os_tid = current_os_tid();
             r->set_name(ts.pending_name[0] ? ts.pending_name : os_thread_name().c_str());
             live_rings_.push_back(r);
@@ -338,7 +356,7 @@ private:
     // Makes the hot words describe the sessions that are starting or active.
     void publish_locked() noexcept {
         std::uint32_t armed = 0;
-        std::uint64_t active = 0, block = 0, filtered = 0, ring_bytes = 0;
+        std::uint64_t active = 0, block = 0, filtered = 0, ring_bytes = 0, metric_slots = 0, zone_metrics = 0;
         for (int i = 0; i < max_sessions; ++i) {
             const auto& s = slots_[i];
             bool on = s && (s->phase == session_phase::starting || s->phase == session_phase::active);
@@ -349,13 +367,59 @@ private:
             if (s->overflow == overflow_policy::block) block |= std::uint64_t{1} << i;
             if (s->filtered) filtered |= std::uint64_t{1} << i;
             ring_bytes = std::max<std::uint64_t>(ring_bytes, s->ring_bytes);
+            if (s->metrics.zone_mask() != 0) metric_slots |= std::uint64_t{1} << i;
+            zone_metrics |= s->metrics.zone_mask();
         }
+        g_hot.plan.store(plan_for_locked(zone_metrics), std::memory_order_relaxed);
+        g_hot.metric_slots.store(metric_slots, std::memory_order_relaxed);
         g_hot.active_slots.store(active, std::memory_order_relaxed);
         g_hot.block_slots.store(block, std::memory_order_relaxed);
         g_hot.filtered_slots.store(filtered, std::memory_order_relaxed);
         if (ring_bytes != 0) g_hot.ring_bytes.store(ring_bytes, std::memory_order_relaxed);
         g_hot.epoch.fetch_add(1, std::memory_order_release);
         g_hot.armed.store(armed, std::memory_order_release);
+    }
+
+    // Start: the metrics zones carry, over this session and the running ones,
+    // must fit a zone's unit.
+    void check_zone_metrics_locked(const session_state& s) const {
+        std::uint64_t all = s.metrics.zone_mask();
+        for (const auto& other : slots_) {
+            if (other && (other->phase == session_phase::starting || other->phase == session_phase::active)) {
+                all |= other->metrics.zone_mask();
+            }
+        }
+        const int n = __builtin_popcountll(all);
+        if (n > static_cast<int>(max_zone_metrics)) {
+            throw error("cannot start session '" + s.name + "': with the sessions running, zones would carry " +
+                        std::to_string(n) + " metrics; at most " + std::to_string(max_zone_metrics));
+        }
+    }
+
+    // The plan reading the metrics in `mask` (null for none). Plans are kept
+    // for the process lifetime (a zone may still hold one), one per distinct
+    // set, so there are at most as many as sets ever used.
+    const metric_plan* plan_for_locked(std::uint64_t mask) {
+        if (mask == 0) return nullptr;
+        for (const auto& p : plans_) {
+            std::uint64_t m = 0;
+            for (std::uint32_t i = 0; i < p->count; ++i) m |= std::uint64_t{1} << p->ids[i];
+            if (m == mask) return p.get();
+        }
+        try {
+            auto p = std::make_unique<metric_plan>();
+            const metric_registry& registry = metrics_registry();
+            for (; mask != 0 && p->count < max_zone_metrics; mask &= mask - 1) {
+                const auto id = static_cast<metric_id>(__builtin_ctzll(mask));
+                p->ids[p->count] = id;
+                p->sources[p->count] = registry.definition(id).source;
+                ++p->count;
+            }
+            plans_.push_back(std::move(p));
+            return plans_.back().get();
+        } catch (...) {  // out of memory: zones carry no metrics until the next change
+            return nullptr;
+        }
     }
 
     ring* take_pooled_locked(std::size_t want_records) {
@@ -397,6 +461,7 @@ private:
     void report_ringless_drops(session_state& s) noexcept;
     void begin_session(session_state& s) noexcept;
     void finish_session(session_state& s, const std::vector<ring*>& rings) noexcept;
+    void report_metric_totals(session_state& s, const std::vector<ring*>& rings) noexcept;
 
     const tick_clock& clock_;
     const std::uint32_t pid_;
@@ -412,6 +477,7 @@ private:
     std::vector<ring*> live_rings_;
     std::vector<ring*> pool_;
     std::uint64_t next_thread_id_ = 0;
+    std::vector<std::unique_ptr<metric_plan>> plans_;
     runtime_counters counters_;
     bool shutting_down_ = false;
     bool wake_ = false;
@@ -597,6 +663,9 @@ LOUPE_NOINLINE std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) 
         }
     }
     std::memcpy(ts.sessions_by_kind, by_kind, sizeof by_kind);
+    ts.plan = (by_kind[static_cast<unsigned>(site_kind::zone)] & g_hot.metric_slots.load(std::memory_order_relaxed))
+                  ? g_hot.plan.load(std::memory_order_relaxed)
+                  : nullptr;
     ts.epoch = epoch;
     const std::uint64_t wanted = by_kind[static_cast<unsigned>(kind)];
     const std::uint64_t recording = by_kind[1] | by_kind[2] | by_kind[3] | by_kind[4];
@@ -615,6 +684,20 @@ LOUPE_NOINLINE std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) 
     ts.epoch = 0;  // try again at the next event
     if (wanted != 0) count_lost(ts, outcome, wanted);
     return 0;
+}
+
+template <int = 0>
+LOUPE_NOINLINE void push_zone_with_metrics(const site* where, std::uint64_t t0, std::uint64_t sessions,
+                                           const metric_plan& plan, const std::int64_t* begin) noexcept {
+    std::int64_t end[max_zone_metrics];
+    read_plan(plan, end);  // last thing before the end time: loupe's own work stays outside
+    const std::uint64_t t1 = read_ticks();
+    raw_record unit[max_zone_metrics_records];
+    const std::size_t n = pack_zone_with_metrics(where, t0, t1, sessions, plan, begin, end, unit);
+    thread_state& ts = t_state;
+    if (LOUPE_LIKELY(ts.owned_ring != nullptr) && LOUPE_LIKELY(ts.owned_ring->try_push_n(unit, n))) return;
+    const push_outcome outcome = push_waiting(ts, sessions, [&](ring& r) { return r.try_push_n(unit, n); });
+    count_lost(ts, outcome, sessions);
 }
 
 template <int>

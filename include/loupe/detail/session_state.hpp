@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "loupe/detail/session_metrics.hpp"
 #include "loupe/error.hpp"
 #include "loupe/session_config.hpp"
 #include "loupe/sink.hpp"
@@ -28,7 +29,8 @@ struct session_state {
     runtime* owner = nullptr;  ///< the runtime (process incarnation) that runs it
     int slot = -1;
     std::uint64_t start_ticks = 0;
-    session_info info;  ///< info.name views `name`
+    session_info info;  ///< info.name views `name`, info.metrics views `metrics`
+    session_metrics metrics;
 
     // Guarded by the runtime mutex.
     session_phase phase = session_phase::starting;

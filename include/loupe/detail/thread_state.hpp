@@ -23,6 +23,9 @@ enum thread_status : std::uint8_t {
 
 inline constexpr std::size_t max_thread_name = 63;
 
+struct thread_metrics;  // metric_registry.hpp
+struct metric_plan;     // metric_plan.hpp
+
 struct thread_state {
     std::uint64_t epoch;  ///< hot_state::epoch the masks below were computed for
     std::uint64_t sessions_by_kind[site_kind_slots];  ///< indexed by site_kind
@@ -31,9 +34,23 @@ struct thread_state {
     std::uint8_t status;
     std::uint8_t context_shown;  ///< last context written to a session was not empty
     char pending_name[max_thread_name + 1];  ///< name set before the thread had a ring
+    thread_metrics* metrics;  ///< push-metric accumulators (null until first use)
+    /// Metrics the sessions recording this thread's zones want (null: none);
+    /// computed with sessions_by_kind.
+    const metric_plan* plan;
+    std::uint32_t internal_allocations;  ///< > 0 while loupe allocates for itself on this thread
 };
 
 LOUPE_API inline thread_local thread_state t_state;
+
+/// Marks loupe's own allocations on the calling thread, so the allocation
+/// metrics (metrics.hpp) do not count them. Nests.
+struct internal_allocation_scope {
+    internal_allocation_scope() noexcept { ++t_state.internal_allocations; }
+    ~internal_allocation_scope() { --t_state.internal_allocations; }
+    internal_allocation_scope(const internal_allocation_scope&) = delete;
+    internal_allocation_scope& operator=(const internal_allocation_scope&) = delete;
+};
 
 // Slow paths, defined in runtime.hpp. Templates only to get vague linkage
 // with a separate declaration: GCC rejects `inline` plus `noinline` there.

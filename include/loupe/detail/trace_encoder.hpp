@@ -37,6 +37,7 @@ public:
             case record_kind::context: return context_change(r);
             case record_kind::io: return io_operation_record(r);
             case record_kind::io_resource: return io_resource_record(r);
+            case record_kind::metric_totals: return metric_totals(r);
         }
     }
 
@@ -96,6 +97,48 @@ private:
         append_varint(scratch_, s.name.size());
         scratch_.insert(scratch_.end(), s.name.begin(), s.name.end());
         emit(format::rec_session);
+        for (std::size_t i = 0; i < s.metric_count; ++i) metric(s.metrics[i]);
+    }
+
+    void append_text(std::string_view text) {
+        append_varint(scratch_, text.size());
+        scratch_.insert(scratch_.end(), text.begin(), text.end());
+    }
+
+    void metric(const metric_info& m) {
+        append_varint(scratch_, m.id);
+        scratch_.push_back(static_cast<unsigned char>(m.source));
+        scratch_.push_back(m.available ? 1 : 0);
+        append_text(m.name);
+        append_text(m.unit);
+        append_text(m.unavailable_reason);
+        emit(format::rec_metric);
+    }
+
+    void append_metric_values(const record& r) {
+        append_varint(scratch_, r.metric_count);
+        for (std::size_t i = 0; i < r.metric_count; ++i) {
+            append_varint(scratch_, r.metrics[i].id);
+            append_varint(scratch_, format::zigzag(r.metrics[i].value));
+        }
+    }
+
+    // A zone's deltas: a record of its own right after the zone's event, so
+    // readers before 1.3 still read the zone (and skip this).
+    void zone_metrics(const record& r) {
+        close_batch();
+        append_varint(scratch_, r.thread->id);
+        append_metric_values(r);
+        emit(format::rec_zone_metrics);
+    }
+
+    void metric_totals(const record& r) {
+        if (r.thread) thread(*r.thread);
+        close_batch();
+        scratch_.push_back(r.thread ? 0 : 1);
+        append_varint(scratch_, r.thread ? r.thread->id : r.cpu);
+        append_metric_values(r);
+        emit(format::rec_metric_totals);
     }
 
     std::uint64_t string_id(std::string_view text) {
@@ -173,6 +216,7 @@ private:
         batch_.insert(batch_.end(), buf, p);
         t.base_ns = r.begin_ns;
         ++events_written_;
+        if (r.metric_count != 0) return zone_metrics(r);
         if (batch_.size() >= max_batch_bytes) close_batch();
     }
 

@@ -32,6 +32,18 @@ struct memory_event {
     /// `resource_name` (`resource.name` is left empty).
     io_resource resource;
     std::string resource_name;
+    /// zone: its metric deltas; metric_totals: the totals (of `thread_id`,
+    /// or of CPU `cpu` when thread_id is 0).
+    std::vector<metric_value> metrics;
+    std::uint32_t cpu = 0;
+
+    /// The value of metric `id` in `metrics`, or `otherwise`.
+    std::int64_t metric(metric_id id, std::int64_t otherwise = 0) const noexcept {
+        for (const metric_value& m : metrics) {
+            if (m.id == id) return m.value;
+        }
+        return otherwise;
+    }
 };
 
 /// Stores every record. Memory grows with the session: for bounded use, stop
@@ -63,6 +75,8 @@ public:
             e.resource.name = {};
             e.resource_name = std::string(r.resource->name);
         }
+        e.metrics.assign(r.metrics, r.metrics + r.metric_count);
+        e.cpu = r.cpu;
         std::lock_guard<std::mutex> lock(mutex_);
         events_.push_back(std::move(e));
     }

@@ -1,0 +1,341 @@
+// Metrics charged to zones: each zone carries exactly its own thread's
+// deltas (never a shared counter's), totals per thread and per CPU agree
+// with the zones, and bad metric names fail the session start.
+#include <gtest/gtest.h>
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <limits>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <loupe/metrics.hpp>
+#include <loupe/reader.hpp>
+
+#include "support/recording.hpp"
+#include "support/trace_files.hpp"
+
+using namespace loupe_test;
+
+namespace {
+
+loupe::session_config metric_config(std::shared_ptr<loupe::sinks::memory_sink> sink,
+                                    std::vector<std::string> metrics) {
+    auto cfg = memory_config(std::move(sink), "metrics");
+    cfg.overflow = loupe::overflow_policy::block;
+    cfg.metrics = std::move(metrics);
+    return cfg;
+}
+
+std::string start_error(const loupe::session_config& cfg) {
+    try {
+        loupe::start_session(cfg).stop();
+    } catch (const loupe::error& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// Zones named `name` of one thread, in arrival order.
+std::vector<memory_event> zones_named(const std::vector<memory_event>& events, const std::string& name) {
+    return named(of_kind(events, record_kind::zone), name);
+}
+
+}  // namespace
+
+TEST(Metrics, EachZoneCarriesOnlyItsOwnThreadsDeltaWhileAnotherThreadAddsConcurrently) {
+    const loupe::metric_id rows = loupe::metric("test.rows", "rows");
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto s = loupe::start_session(metric_config(mem, {"test.rows"}));
+    // Two threads add different amounts at the same time; a shared counter
+    // read at entry and exit would charge each zone some of the other's.
+    std::atomic<int> ready{0};
+    auto worker = [&](const char* zone_name, std::int64_t step) {
+        ready.fetch_add(1);
+        while (ready.load() < 2) std::this_thread::yield();
+        for (int i = 0; i < 200; ++i) {
+            static constexpr loupe::site a{"worker.a", __FILE__, __func__, __LINE__, loupe::site_kind::zone};
+            static constexpr loupe::site b{"worker.b", __FILE__, __func__, __LINE__, loupe::site_kind::zone};
+            loupe::zone_scope z(step == 1 ? a : b);
+            for (int k = 0; k < 50; ++k) loupe::metric_add(rows, step);
+        }
+        (void)zone_name;
+    };
+    std::thread t1(worker, "a", 1), t2(worker, "b", 3);
+    t1.join();
+    t2.join();
+    s.stop();
+    const auto events = mem->events();
+    const auto a = zones_named(events, "worker.a");
+    const auto b = zones_named(events, "worker.b");
+    ASSERT_EQ(a.size(), 200u);
+    ASSERT_EQ(b.size(), 200u);
+    for (const auto& z : a) EXPECT_EQ(z.metric(rows, -1), 50);
+    for (const auto& z : b) EXPECT_EQ(z.metric(rows, -1), 150);
+}
+
+TEST(Metrics, NestedZonesCarryInclusiveDeltasAndNegativeDeltasStaySigned) {
+    const loupe::metric_id live = loupe::metric("test.live_objects");
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto s = loupe::start_session(metric_config(mem, {"test.live_objects"}));
+    {
+        LOUPE_ZONE("outer");
+        loupe::metric_add(live, 2);
+        {
+            LOUPE_ZONE("inner");
+            loupe::metric_add(live, 8);
+        }
+        {
+            LOUPE_ZONE("release");
+            loupe::metric_add(live, -5);
+        }
+    }
+    s.stop();
+    const auto events = mem->events();
+    ASSERT_EQ(zones_named(events, "outer").size(), 1u);
+    EXPECT_EQ(zones_named(events, "outer")[0].metric(live, -100), 5);
+    EXPECT_EQ(zones_named(events, "inner")[0].metric(live, -100), 8);
+    EXPECT_EQ(zones_named(events, "release")[0].metric(live, -100), -5);
+}
+
+TEST(Metrics, ThreadAndCpuTotalsAgreeWithTheZonesAndCountOnlyTheSession) {
+    const loupe::metric_id bytes = loupe::metric("test.bytes", "B");
+    loupe::metric_add(bytes, 1000);  // before the session: not in its totals
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto s = loupe::start_session(metric_config(mem, {"test.bytes"}));
+    std::vector<std::thread> threads;
+    for (int t = 1; t <= 3; ++t) {
+        threads.emplace_back([t, bytes] {
+            for (int i = 0; i < 100; ++i) {
+                LOUPE_ZONE("work");
+                loupe::metric_add(bytes, t * 10);
+            }
+        });
+    }
+    for (auto& t : threads) t.join();
+    s.stop();
+    const auto events = mem->events();
+    std::map<std::uint64_t, std::int64_t> zone_sum_by_thread;
+    std::int64_t zone_sum = 0;
+    for (const auto& z : zones_named(events, "work")) {
+        zone_sum_by_thread[z.thread_id] += z.metric(bytes);
+        zone_sum += z.metric(bytes);
+    }
+    EXPECT_EQ(zone_sum, 100 * (10 + 20 + 30));
+    std::int64_t thread_total = 0, cpu_total = 0;
+    for (const auto& t : of_kind(events, record_kind::metric_totals)) {
+        if (t.thread_id != 0) {
+            EXPECT_EQ(t.metric(bytes), zone_sum_by_thread[t.thread_id]) << "thread " << t.thread_id;
+            thread_total += t.metric(bytes);
+        } else {
+            cpu_total += t.metric(bytes);
+        }
+    }
+    EXPECT_EQ(thread_total, zone_sum);
+    EXPECT_EQ(cpu_total, zone_sum);
+}
+
+TEST(Metrics, AThreadMovedFromCpu0ToCpu1KeepsAllItsDeltas) {
+    if (std::thread::hardware_concurrency() < 2) GTEST_SKIP() << "needs two CPUs";
+    const loupe::metric_id moved = loupe::metric("test.migrating");
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto s = loupe::start_session(metric_config(mem, {"test.migrating"}));
+    std::vector<std::int64_t> per_cpu_before = loupe::metric_per_cpu(moved);
+    bool pinned = true;
+    std::thread t([&] {
+        auto pin = [&](int cpu) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(cpu, &set);
+            pinned = pinned && sched_setaffinity(0, sizeof set, &set) == 0;
+        };
+        LOUPE_ZONE("migrating");
+        pin(0);
+        loupe::metric_add(moved, 100);
+        pin(1);
+        loupe::metric_add(moved, 200);
+    });
+    t.join();
+    s.stop();
+    if (!pinned) GTEST_SKIP() << "sched_setaffinity to CPUs 0 and 1 is not permitted here";
+    const auto zones = zones_named(mem->events(), "migrating");
+    ASSERT_EQ(zones.size(), 1u);
+    EXPECT_EQ(zones[0].metric(moved), 300);
+    const std::vector<std::int64_t> per_cpu = loupe::metric_per_cpu(moved);
+    EXPECT_EQ(per_cpu[0] - per_cpu_before[0], 100);
+    EXPECT_EQ(per_cpu[1] - per_cpu_before[1], 200);
+    std::int64_t cpu0 = 0, cpu1 = 0;
+    for (const auto& r : of_kind(mem->events(), record_kind::metric_totals)) {
+        if (r.thread_id == 0 && r.cpu == 0) cpu0 = r.metric(moved);
+        if (r.thread_id == 0 && r.cpu == 1) cpu1 = r.metric(moved);
+    }
+    EXPECT_EQ(cpu0, 100);
+    EXPECT_EQ(cpu1, 200);
+}
+
+TEST(Metrics, CpuTimeOfASleepingZoneIsFarBelowItsWallTimeAndASpinningZoneHasSome) {
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto s = loupe::start_session(metric_config(mem, {"cpu_time"}));
+    {
+        LOUPE_ZONE("sleep");
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    }
+    {
+        LOUPE_ZONE("spin");
+        volatile std::uint64_t x = 0;
+        for (int i = 0; i < 5000000; ++i) x = x + static_cast<std::uint64_t>(i);
+    }
+    s.stop();
+    const auto events = mem->events();
+    const auto sleep = zones_named(events, "sleep");
+    const auto spin = zones_named(events, "spin");
+    ASSERT_EQ(sleep.size(), 1u);
+    ASSERT_EQ(spin.size(), 1u);
+    const std::int64_t sleep_cpu = sleep[0].metric(loupe::metrics::cpu_time, -1);
+    const std::int64_t spin_cpu = spin[0].metric(loupe::metrics::cpu_time, -1);
+    EXPECT_GE(sleep_cpu, 0);
+    EXPECT_LT(sleep_cpu, static_cast<std::int64_t>(sleep[0].end_ns - sleep[0].begin_ns) / 2);
+    EXPECT_GT(spin_cpu, 0);
+}
+
+TEST(Metrics, TwoSessionsEachGetOnlyTheirOwnMetrics) {
+    const loupe::metric_id x = loupe::metric("test.x");
+    const loupe::metric_id y = loupe::metric("test.y");
+    auto mx = std::make_shared<loupe::sinks::memory_sink>();
+    auto my = std::make_shared<loupe::sinks::memory_sink>();
+    auto sx = loupe::start_session(metric_config(mx, {"test.x"}));
+    auto sy = loupe::start_session(metric_config(my, {"test.y"}));
+    {
+        LOUPE_ZONE("both");
+        loupe::metric_add(x, 4);
+        loupe::metric_add(y, 7);
+    }
+    sx.stop();
+    sy.stop();
+    const auto zx = zones_named(mx->events(), "both");
+    const auto zy = zones_named(my->events(), "both");
+    ASSERT_EQ(zx.size(), 1u);
+    ASSERT_EQ(zy.size(), 1u);
+    ASSERT_EQ(zx[0].metrics.size(), 1u);
+    ASSERT_EQ(zy[0].metrics.size(), 1u);
+    EXPECT_EQ(zx[0].metric(x), 4);
+    EXPECT_EQ(zy[0].metric(y), 7);
+}
+
+TEST(Metrics, ASessionWithoutMetricsGetsPlainZones) {
+    const loupe::metric_id x = loupe::metric("test.plain");
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto s = loupe::start_session(memory_config(mem));
+    {
+        LOUPE_ZONE("plain");
+        loupe::metric_add(x, 1);
+    }
+    s.stop();
+    const auto z = zones_named(mem->events(), "plain");
+    ASSERT_EQ(z.size(), 1u);
+    EXPECT_TRUE(z[0].metrics.empty());
+    EXPECT_TRUE(of_kind(mem->events(), record_kind::metric_totals).empty());
+}
+
+TEST(Metrics, BadMetricNamesFailWithTheNameAndWhatWasExpected) {
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    std::string e = start_error(metric_config(mem, {"cpu_time", "db.rowz"}));
+    EXPECT_NE(e.find("metrics[1] = \"db.rowz\": no such metric; known: wall_time, cpu_time"), std::string::npos) << e;
+    e = start_error(metric_config(mem, {"cpu_time", "cpu_time"}));
+    EXPECT_NE(e.find("metrics[1] = \"cpu_time\": listed twice"), std::string::npos) << e;
+
+    auto what = [](auto&& f) -> std::string {
+        try {
+            f();
+        } catch (const loupe::error& ex) {
+            return ex.what();
+        }
+        return "";
+    };
+    EXPECT_NE(what([] { loupe::metric("db rows"); }).find("character ' ' at position 2 is not allowed"),
+              std::string::npos);
+    EXPECT_NE(what([] { loupe::metric(""); }).find("the name is empty"), std::string::npos);
+    EXPECT_NE(what([] { loupe::metric(std::string(48, 'x')); }).find("48 characters: expected at most 47"),
+              std::string::npos);
+    EXPECT_NE(what([] { loupe::metric("cpu_time"); }).find("built-in metric that loupe measures itself"),
+              std::string::npos);
+    // Same name, same id; a built-in push metric's name gives its id.
+    EXPECT_EQ(loupe::metric("test.same"), loupe::metric("test.same"));
+    EXPECT_EQ(loupe::metric("alloc_bytes"), loupe::metrics::alloc_bytes);
+    EXPECT_EQ(loupe::find_metric("test.never_defined"), -1);
+}
+
+TEST(Metrics, MoreThanEightZoneMetricsOverRunningSessionsAreRefused) {
+    std::vector<std::string> names;
+    for (int i = 0; i < 6; ++i) {
+        names.push_back("test.many" + std::to_string(i));
+        loupe::metric(names.back());
+    }
+    auto m1 = std::make_shared<loupe::sinks::memory_sink>();
+    auto first = loupe::start_session(metric_config(m1, names));
+    std::vector<std::string> more = {"test.many0", "test.more1", "test.more2", "test.more3"};
+    for (const auto& n : more) loupe::metric(n);
+    auto m2 = std::make_shared<loupe::sinks::memory_sink>();
+    const std::string e = start_error(metric_config(m2, more));
+    EXPECT_NE(e.find("zones would carry 9 metrics; at most 8"), std::string::npos) << e;
+    first.stop();
+    // Alone, the second set fits.
+    EXPECT_EQ(start_error(metric_config(m2, more)), "");
+}
+
+TEST(Metrics, UnavailableCountersAreReportedInTheTraceAndTheSessionStillRecords) {
+    const std::string path = loupe_test::temp_trace_path("metrics_availability");
+    loupe::session_config cfg;
+    cfg.name = "availability";
+    cfg.metrics = {"cycles", "instructions", "task_clock", "cpu_time"};
+    cfg.sinks = {std::make_shared<loupe::sinks::file_sink>(path)};
+    auto s = loupe::start_session(cfg);
+    {
+        LOUPE_ZONE("measured");
+        volatile std::uint64_t x = 0;
+        for (int i = 0; i < 1000000; ++i) x = x + static_cast<std::uint64_t>(i);
+    }
+    s.stop();
+    const loupe::trace t = loupe::read_trace_file(path);
+    std::remove(path.c_str());
+    ASSERT_EQ(t.metrics.size(), 4u);
+    ASSERT_EQ(t.events.size(), 1u);
+    const loupe::trace_event& zone = t.events[0];
+    for (const loupe::trace_metric& m : t.metrics) {
+        std::int64_t delta = 0;
+        const bool carried = t.metric_of(zone, m.id, delta);
+        if (m.available) {
+            EXPECT_TRUE(m.unavailable_reason.empty()) << m.name;
+            EXPECT_TRUE(carried) << m.name;
+            EXPECT_GT(delta, 0) << m.name;
+        } else {
+            // e.g. "perf_event_open(cycles) failed: No such file or directory (...)"
+            EXPECT_NE(m.unavailable_reason.find("perf_event_open(" + m.name + ") failed"), std::string::npos)
+                << m.unavailable_reason;
+            EXPECT_FALSE(carried) << m.name;
+        }
+    }
+    EXPECT_TRUE(t.find_metric("cpu_time")->available);
+}
+
+TEST(Metrics, AZoneDeltaIsTheModularDifferenceSoAWrappedCounterStaysRight) {
+    loupe::detail::metric_plan plan;
+    plan.count = 1;
+    plan.ids[0] = loupe::metrics::first_custom;
+    static constexpr loupe::site where{"wrap", "", "", 0, loupe::site_kind::zone};
+    const std::int64_t begin[1] = {std::numeric_limits<std::int64_t>::max() - 5};
+    const std::int64_t end[1] = {std::numeric_limits<std::int64_t>::min() + 4};  // 10 later, wrapped
+    loupe::detail::raw_record unit[loupe::detail::max_zone_metrics_records];
+    const std::size_t n = loupe::detail::pack_zone_with_metrics(&where, 1, 2, 1, plan, begin, end, unit);
+    ASSERT_EQ(n, 3u);  // header, one record of deltas, the zone
+    std::int64_t delta = 0;
+    std::memcpy(&delta, &unit[1], sizeof delta);
+    EXPECT_EQ(delta, 10);
+    EXPECT_EQ(unit[2].where, &where);
+}
