@@ -1,5 +1,5 @@
 // Shared by the benchmark files: a session that discards what it records
-// (optionally with a thread filter), started by thread 0 before the timed
+// (optionally with a thread filter and metrics), started by thread 0 before the timed
 // loop and stopped after it.
 #pragma once
 
@@ -11,19 +11,21 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
 namespace loupe_bench {
 
 class discarding_session {
 public:
     explicit discarding_session(benchmark::State& state, std::uint32_t kinds = loupe::kinds::all,
-                                std::string filter = {})
+                                std::string filter = {}, std::vector<std::string> metrics = {})
         : state_(state) {
         if (state_.thread_index() != 0) return;
         loupe::session_config cfg;
         cfg.name = "bench";
         cfg.kinds = kinds;
         cfg.filter = std::move(filter);
+        cfg.metrics = std::move(metrics);
         cfg.sinks = {std::make_shared<loupe::sinks::null_sink>()};
         session_.emplace(loupe::start_session(cfg));
     }

@@ -167,6 +167,38 @@ public:
         }
     }
 
+    void on_metric(std::uint64_t at, const loupe::trace_metric& m) override {
+        if (json_) {
+            line(open(at, "metric") + ",\"id\":" + std::to_string(m.id) + ",\"name\":" + q(m.name) +
+                 ",\"unit\":" + q(m.unit) + ",\"source\":" + std::to_string(static_cast<int>(m.source)) +
+                 ",\"available\":" + (m.available ? "true" : "false") + ",\"reason\":" + q(m.unavailable_reason) +
+                 "}");
+        } else {
+            text(at, "METRIC", std::to_string(m.id) + " " + m.name + (m.unit.empty() ? "" : " (" + m.unit + ")") +
+                                   (m.available ? "" : " unavailable: " + m.unavailable_reason));
+        }
+    }
+
+    void on_zone_metrics(std::uint64_t at, const loupe::trace_zone_metrics& z) override {
+        if (json_) {
+            line(open(at, "zone_metrics") + ",\"thread\":" + std::to_string(z.thread_id) + ",\"values\":" +
+                 values_json(z.values) + "}");
+        } else {
+            text(at, "ZONE_METR", "thread " + std::to_string(z.thread_id) + values_text(z.values));
+        }
+    }
+
+    void on_metric_totals(std::uint64_t at, const loupe::trace_metric_totals& t) override {
+        const std::string who = t.per_cpu ? "cpu " + std::to_string(t.cpu) : "thread " + std::to_string(t.thread_id);
+        if (json_) {
+            line(open(at, "metric_totals") + (t.per_cpu ? ",\"cpu\":" + std::to_string(t.cpu)
+                                                        : ",\"thread\":" + std::to_string(t.thread_id)) +
+                 ",\"values\":" + values_json(t.values) + "}");
+        } else {
+            text(at, "TOTALS", who + values_text(t.values));
+        }
+    }
+
     void on_unknown(std::uint64_t at, std::uint8_t kind, std::uint64_t bytes) override {
         if (json_) {
             line(open(at, "unknown") + ",\"kind\":" + std::to_string(kind) + ",\"bytes\":" + std::to_string(bytes) +
@@ -187,6 +219,17 @@ private:
         return "?";
     }
     static std::string q(std::string_view s) { return loupe::report::json::quote(s); }
+    // Metric values as " metric 9 = 80, metric 1 = 2300" / {"9":80,"1":2300}.
+    static std::string values_text(const std::vector<loupe::metric_value>& values) {
+        std::string out;
+        for (const auto& v : values) out += (out.empty() ? " metric " : ", metric ") + std::to_string(v.id) + " = " + std::to_string(v.value);
+        return out;
+    }
+    static std::string values_json(const std::vector<loupe::metric_value>& values) {
+        std::string out = "{";
+        for (const auto& v : values) out += (out.size() > 1 ? ",\"" : "\"") + std::to_string(v.id) + "\":" + std::to_string(v.value);
+        return out + "}";
+    }
     static std::string open(std::uint64_t at, const char* record) {
         return "{\"offset\":" + std::to_string(at) + ",\"record\":\"" + record + "\"";
     }
