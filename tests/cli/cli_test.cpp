@@ -4,6 +4,7 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 #include <string>
@@ -14,9 +15,11 @@
 #include <unistd.h>
 
 #include <loupe/io.hpp>
+#include <loupe/metrics.hpp>
 #include <loupe/viewer/chrome_json.hpp>
 #include <loupe/viewer/perfetto.hpp>
 
+#include "support/json_parser.hpp"
 #include "support/trace_files.hpp"
 
 using namespace loupe_test;
@@ -58,6 +61,24 @@ std::vector<std::string> lines(const std::string& text) {
     std::vector<std::string> out;
     std::istringstream in(text);
     for (std::string line; std::getline(in, line);) out.push_back(line);
+    return out;
+}
+
+// The whitespace-separated fields of a line.
+std::vector<std::string> fields(const std::string& line) {
+    std::vector<std::string> out;
+    std::istringstream in(line);
+    for (std::string field; in >> field;) out.push_back(field);
+    return out;
+}
+
+// The fields of the lines of `text` that end with `last`.
+std::vector<std::vector<std::string>> rows_ending(const std::string& text, const std::string& last) {
+    std::vector<std::vector<std::string>> out;
+    for (const std::string& line : lines(text)) {
+        std::vector<std::string> f = fields(line);
+        if (!f.empty() && f.back() == last) out.push_back(std::move(f));
+    }
     return out;
 }
 
@@ -285,6 +306,163 @@ TEST(CliIo, ReportIoByFileThreadAndJsonAndDumpShowsTheRecords) {
     EXPECT_EQ(count_of(dump.out, " IO "), 4u);
     EXPECT_NE(dump.out.find("pwrite"), std::string::npos);
     std::remove(trace_path.c_str());
+}
+
+// The patent's example (A adds 2 and calls B, which adds 8) on thread
+// "worker", and 5 added by the main thread outside any zone.
+class CliMetrics : public ::testing::Test {
+protected:
+    void SetUp() override {
+        path_ = temp_trace_path(::testing::UnitTest::GetInstance()->current_test_info()->name());
+        const loupe::metric_id ticks = loupe::metric("ticks", "ticks");
+        loupe::session_config cfg;
+        cfg.name = "cli-metrics";
+        cfg.metrics = {"ticks"};
+        cfg.sinks = {std::make_shared<loupe::sinks::file_sink>(path_)};
+        auto session = loupe::start_session(cfg);
+        std::thread worker([&] {
+            loupe::set_thread_name("worker");
+            LOUPE_ZONE("A");
+            loupe::metric_add(ticks, 2);
+            LOUPE_ZONE("B");
+            loupe::metric_add(ticks, 8);
+        });
+        worker.join();
+        loupe::metric_add(ticks, 5);
+        session.stop();
+    }
+    void TearDown() override { std::remove(path_.c_str()); }
+    std::string path_;
+};
+
+TEST_F(CliMetrics, TreeShowsLevelRecursionLevelCallsBaseAndCum) {
+    const run_result r = run_cli("report '" + path_ + "' --tree --metric ticks");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("session \"cli-metrics\": call tree of ticks (ticks), push metric"), std::string::npos)
+        << r.out;
+    EXPECT_EQ(fields(lines(r.out)[2]), (std::vector<std::string>{"Level", "RL", "Calls", "Base", "Cum", "Name"}));
+    EXPECT_EQ(rows_ending(r.out, "A"), (std::vector<std::vector<std::string>>{{"1", "1", "1", "2", "10", "A"}}))
+        << r.out;
+    EXPECT_EQ(rows_ending(r.out, "B"), (std::vector<std::vector<std::string>>{{"2", "1", "1", "8", "8", "B"}}))
+        << r.out;
+    EXPECT_NE(r.out.find("thread worker (tid "), std::string::npos) << r.out;
+
+    const run_result wall = run_cli("report --tree '" + path_ + "'");
+    ASSERT_EQ(wall.status, 0) << wall.err;
+    EXPECT_NE(wall.out.find("call tree of wall_time (ns), wall metric"), std::string::npos) << wall.out;
+    ASSERT_EQ(rows_ending(wall.out, "B").size(), 1u) << wall.out;
+
+    const run_result json = run_cli("report --tree --json --metric ticks '" + path_ + "'");
+    ASSERT_EQ(json.status, 0) << json.err;
+    loupe_test::json::value v;
+    ASSERT_EQ(loupe_test::json::parse(json.out, v), "") << json.out;
+    EXPECT_EQ(v["nodes"].items.size(), 4u) << "two roots, A and B";
+}
+
+TEST_F(CliMetrics, FlatJsonParsesAndCallersPrintsStanzas) {
+    const run_result flat = run_cli("report '" + path_ + "' --flat --json --metric ticks");
+    ASSERT_EQ(flat.status, 0) << flat.err;
+    loupe_test::json::value v;
+    ASSERT_EQ(loupe_test::json::parse(flat.out, v), "") << flat.out;
+    EXPECT_EQ(v["metric"]["name"].s, "ticks");
+    ASSERT_EQ(v["routines"].items.size(), 2u);
+    EXPECT_EQ(v["routines"].items[0]["name"].s, "B");
+    EXPECT_EQ(v["routines"].items[0]["base"].n, 8);
+    EXPECT_EQ(v["routines"].items[1]["name"].s, "A");
+    EXPECT_EQ(v["routines"].items[1]["calls"].n, 1);
+    EXPECT_EQ(v["routines"].items[1]["base"].n, 2);
+    EXPECT_EQ(v["routines"].items[1]["cum"].n, 10);
+
+    const run_result text = run_cli("report '" + path_ + "' --flat --metric ticks");
+    ASSERT_EQ(text.status, 0) << text.err;
+    EXPECT_EQ(rows_ending(text.out, "A"), (std::vector<std::vector<std::string>>{{"1", "2", "10", "A"}})) << text.out;
+
+    const run_result callers = run_cli("report '" + path_ + "' --callers --metric ticks");
+    ASSERT_EQ(callers.status, 0) << callers.err;
+    // A's self row and B's parent row (B's calls, base and cum under A);
+    // A's child row and B's self row.
+    EXPECT_EQ(rows_ending(callers.out, "A"),
+              (std::vector<std::vector<std::string>>{{"1", "2", "10", "A"}, {"1", "8", "8", "A"}}))
+        << callers.out;
+    EXPECT_EQ(rows_ending(callers.out, "B"), (std::vector<std::vector<std::string>>(2, {"1", "8", "8", "B"})))
+        << callers.out;
+    // A's stanza: the parent row (indented) above the self row, the child row (indented) below.
+    const auto all = lines(callers.out);
+    const auto self_a = std::find(all.begin(), all.end(), "         1              2             10  A");
+    ASSERT_TRUE(self_a > all.begin() && self_a + 1 < all.end()) << callers.out;
+    EXPECT_NE((self_a - 1)->find("             10      thread worker (tid "), std::string::npos) << callers.out;
+    EXPECT_EQ(*(self_a + 1), "         1              8              8      B") << callers.out;
+
+    const run_result json = run_cli("report '" + path_ + "' --callers --json --metric ticks");
+    ASSERT_EQ(json.status, 0) << json.err;
+    loupe_test::json::value stanzas;
+    ASSERT_EQ(loupe_test::json::parse(json.out, stanzas), "") << json.out;
+    EXPECT_EQ(stanzas["stanzas"].items.size(), 2u);
+}
+
+TEST_F(CliMetrics, PerThreadAndPerCpuTotalsAddUp) {
+    const run_result threads = run_cli("report '" + path_ + "' --per-thread");
+    ASSERT_EQ(threads.status, 0) << threads.err;
+    EXPECT_NE(threads.out.find("thread worker (tid "), std::string::npos) << threads.out;
+    // Total, Tree (Σ base), Zones, Outside over all threads: the main
+    // thread's 5 were outside zones; wall time has no recorded total.
+    const auto rows = lines(threads.out);
+    ASSERT_GE(rows.size(), 2u);
+    const std::vector<std::string> wall = fields(rows[rows.size() - 2]);
+    ASSERT_EQ(wall.size(), 7u) << threads.out;
+    EXPECT_EQ(std::vector<std::string>(wall.begin(), wall.begin() + 4),
+              (std::vector<std::string>{"all", "threads", "wall_time", "-"}))
+        << threads.out;
+    EXPECT_EQ(fields(rows.back()), (std::vector<std::string>{"ticks", "15", "15", "10", "5"})) << threads.out;
+
+    const run_result json = run_cli("report '" + path_ + "' --per-thread --metric ticks --json");
+    ASSERT_EQ(json.status, 0) << json.err;
+    loupe_test::json::value v;
+    ASSERT_EQ(loupe_test::json::parse(json.out, v), "") << json.out;
+    EXPECT_EQ(v["threads"].items.size(), 2u);
+    EXPECT_EQ(v["all"].items[0]["total"].n, 15);
+
+    const run_result cpus = run_cli("report '" + path_ + "' --per-cpu");
+    ASSERT_EQ(cpus.status, 0) << cpus.err;
+    const auto cpu_rows = lines(cpus.out);
+    ASSERT_GE(cpu_rows.size(), 4u) << cpus.out;
+    EXPECT_EQ(fields(cpu_rows[2]), (std::vector<std::string>{"CPU", "ticks"})) << cpus.out;
+    EXPECT_EQ(fields(cpu_rows.back()), (std::vector<std::string>{"all", "15"})) << cpus.out;
+    const run_result cpus_json = run_cli("report '" + path_ + "' --per-cpu --json");
+    ASSERT_EQ(cpus_json.status, 0) << cpus_json.err;
+    loupe_test::json::value per_cpu;
+    ASSERT_EQ(loupe_test::json::parse(cpus_json.out, per_cpu), "") << cpus_json.out;
+    EXPECT_EQ(per_cpu["all"].items[0].n, 15);
+}
+
+TEST_F(CliMetrics, UnknownMetricIsOneLineAndExitCodeOne) {
+    const run_result r = run_cli("report '" + path_ + "' --tree --metric nope");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_EQ(r.err, "loupe: " + path_ + ": no metric \"nope\" in this trace; it has: wall_time, ticks\n");
+    EXPECT_TRUE(r.out.empty());
+    const run_result wall = run_cli("report '" + path_ + "' --per-cpu --metric wall_time");
+    EXPECT_EQ(wall.status, 1);
+    EXPECT_NE(wall.err.find("per-CPU totals are recorded for push metrics only"), std::string::npos) << wall.err;
+}
+
+TEST(CliUsage, MetricReportUsageErrorsNameTheArgument) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"report x.loupe --tree --flat", "--flat (argument 4): one report at a time; --tree was given before"},
+        {"report x.loupe --io --callers", "--callers (argument 4): one report at a time; --io was given before"},
+        {"report x.loupe --tree --metric", "--metric (argument 4) needs a metric name"},
+        {"report x.loupe --io --metric ticks", "--metric (argument 4) applies to report --tree, --flat"},
+        {"report x.loupe --per-cpu --by thread", "--by (argument 4) applies to report --io, not --per-cpu"},
+        {"stats x.loupe --per-thread", "--per-thread applies to 'report' only"},
+        {"report x.loupe", "report needs one of --io, --tree, --flat, --callers, --per-cpu, --per-thread"},
+    };
+    for (const auto& [args, message] : cases) {
+        const run_result r = run_cli(args);
+        EXPECT_EQ(r.status, 2) << args;
+        EXPECT_EQ(r.err.rfind(std::string("loupe: ") + message, 0), 0u) << args << "\n" << r.err;
+        EXPECT_NE(r.err.find("usage: loupe"), std::string::npos) << args;
+    }
+    const run_result help = run_cli("--help");
+    EXPECT_NE(help.out.find("--tree|--flat|--callers|--per-cpu|--per-thread [--metric M]"), std::string::npos);
 }
 
 TEST(CliUsage, BadUsageExitsTwoWithUsage) {

@@ -7,9 +7,12 @@
 //                                           a file for ui.perfetto.dev
 //   loupe report FILE --io [--by GROUP] [--json] [--partial]
 //                                           I/O per file, socket, thread, context field or zone
+//   loupe report FILE --tree|--flat|--callers|--per-cpu|--per-thread [--metric M] [--json] [--partial]
+//                                           call trees and totals of a metric (metric_reports.hpp)
 //
 // Exit status: 0 success, 1 the file cannot be read or is not a valid trace
-// (one line "loupe: <file>: byte <offset>: <what>" on stderr), 2 bad usage.
+// (one line "loupe: <file>: byte <offset>: <what>" on stderr) or has no
+// usable --metric M ("loupe: <file>: <what>"), 2 bad usage.
 #include <loupe/detail/mapped_file.hpp>
 #include <loupe/reader.hpp>
 #include <loupe/report/io_stats.hpp>
@@ -24,6 +27,7 @@
 #include <vector>
 
 #include "dump.hpp"
+#include "metric_reports.hpp"
 
 namespace {
 
@@ -31,6 +35,7 @@ const char* const usage_text =
     "usage: loupe <command> FILE [--json] [--partial] [--by FIELD]\n"
     "       loupe convert FILE --to FORMAT -o OUT [--partial] [--uncompressed]\n"
     "       loupe report FILE --io [--by GROUP] [--json] [--partial]\n"
+    "       loupe report FILE --tree|--flat|--callers|--per-cpu|--per-thread [--metric M] [--json] [--partial]\n"
     "\n"
     "commands:\n"
     "  dump     print every record of the trace in file order\n"
@@ -38,6 +43,12 @@ const char* const usage_text =
     "  convert  write the trace in a viewer format (open it in ui.perfetto.dev)\n"
     "  report   --io: I/O operations, bytes in/out, time, mean, max, throughput per group,\n"
     "           files opened/closed/deleted, connections, anomalies\n"
+    "           --tree: per-thread call trees of a metric: Level, RL (recursion level), Calls,\n"
+    "           Base (self), Cum (inclusive), Name\n"
+    "           --flat: per routine Calls, Base, Cum (recursion counted once)\n"
+    "           --callers: per routine, a stanza of its parents, itself and its children\n"
+    "           --per-thread: each thread's metric totals next to the sum of its tree\n"
+    "           --per-cpu: push metric totals per CPU\n"
     "\n"
     "options:\n"
     "  --json      machine-readable output (dump: JSON Lines, one object per record or event;\n"
@@ -47,6 +58,8 @@ const char* const usage_text =
     "              thread, client, user, session, request, app, component\n"
     "              report --io: rows per file (default), socket, thread, zone or a context field\n"
     "  --io        report: the I/O report\n"
+    "  --metric M  report --tree/--flat/--callers: the metric (default wall_time);\n"
+    "              --per-thread/--per-cpu: only that metric (default: all)\n"
     "  --to FORMAT convert: perfetto (protobuf .pftrace) or chrome-json (Trace Event JSON)\n"
     "  -o OUT      convert: the output file\n"
     "  --uncompressed  convert --to perfetto: plain packets (for protoc --decode) instead of\n"
@@ -65,6 +78,8 @@ struct options {
     bool json = false;
     std::string by;  // --by, parsed once the command is known
     bool io = false;  // report --io
+    loupe_cli::metric_report metrics = loupe_cli::metric_report::none;  // report --tree, --flat, ...
+    std::string metric;  // report --metric
     loupe::decode_options decode;
     std::string format;  // convert
     std::string output;  // convert
@@ -106,6 +121,9 @@ int run(const options& o) {
         loupe::detail::write_output_file(o.output, out);
         return 0;
     }
+    if (o.command == "report" && o.metrics != loupe_cli::metric_report::none) {
+        return loupe_cli::run_metric_report(o.file, o.decode, o.metrics, o.metric, o.json);
+    }
     if (o.command == "report") {
         loupe::report::io_group grouping = loupe::report::io_group::file;
         if (!o.by.empty()) loupe::report::parse_io_group(o.by, grouping);  // checked in main
@@ -128,6 +146,8 @@ int run(const options& o) {
 int main(int argc, char** argv) {
     options o;
     int by_at = 0;
+    int metric_at = 0;
+    std::string report_flag;  // the first of --io, --tree, ... given
     std::vector<std::string> positional;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -147,8 +167,18 @@ int main(int argc, char** argv) {
             if (i + 1 == argc) return usage_error("--by (argument " + std::to_string(i) + ") needs a FIELD");
             o.by = argv[++i];
             by_at = i;
-        } else if (arg == "--io") {
-            o.io = true;
+        } else if (arg == "--io" || loupe_cli::parse_metric_report(arg) != loupe_cli::metric_report::none) {
+            if (!report_flag.empty() && report_flag != arg) {
+                return usage_error(arg + " (argument " + std::to_string(i) + "): one report at a time; " + report_flag +
+                                   " was given before");
+            }
+            report_flag = arg;
+            o.io = arg == "--io";
+            o.metrics = loupe_cli::parse_metric_report(arg);
+        } else if (arg == "--metric") {
+            if (i + 1 == argc) return usage_error("--metric (argument " + std::to_string(i) + ") needs a metric name");
+            o.metric = argv[++i];
+            metric_at = i;
         } else if (arg == "--uncompressed") {
             o.uncompressed = true;
         } else if (arg == "--to" || arg == "-o") {
@@ -172,14 +202,27 @@ int main(int argc, char** argv) {
     if (o.command != "dump" && o.command != "stats" && o.command != "convert" && o.command != "report") {
         return usage_error("unknown command '" + o.command + "'; expected 'dump', 'stats', 'report' or 'convert'");
     }
-    if (o.command == "report" && !o.io) return usage_error("report needs --io (the only report so far)");
-    if (o.command != "report" && o.io) return usage_error("--io applies to 'report' only");
+    if (o.command == "report" && report_flag.empty()) {
+        return usage_error("report needs one of --io, --tree, --flat, --callers, --per-cpu, --per-thread");
+    }
+    if (o.command != "report" && !report_flag.empty()) return usage_error(report_flag + " applies to 'report' only");
+    if (metric_at != 0 && o.metrics == loupe_cli::metric_report::none) {
+        return usage_error("--metric (argument " + std::to_string(metric_at - 1) +
+                           ") applies to report --tree, --flat, --callers, --per-cpu and --per-thread only");
+    }
+    if (metric_at != 0 && o.metric.empty()) {
+        return usage_error("--metric (argument " + std::to_string(metric_at - 1) + ") needs a metric name, not ''");
+    }
     if (!o.by.empty()) {
         loupe::report::group_by field;
         loupe::report::io_group group;
         if (o.command == "stats" && !loupe::report::parse_group_by(o.by, field)) {
             return usage_error("--by '" + o.by + "' (argument " + std::to_string(by_at) +
                                "): expected thread, client, user, session, request, app or component");
+        }
+        if (o.command == "report" && !o.io) {
+            return usage_error("--by (argument " + std::to_string(by_at - 1) + ") applies to report --io, not " +
+                               report_flag);
         }
         if (o.command == "report" && !loupe::report::parse_io_group(o.by, group)) {
             return usage_error("--by '" + o.by + "' (argument " + std::to_string(by_at) +
