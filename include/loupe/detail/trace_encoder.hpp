@@ -132,8 +132,10 @@ private:
         emit(format::rec_zone_metrics);
     }
 
+    // A thread that exited before the stop comes without its name: one the
+    // trace already knows keeps the name it has there.
     void metric_totals(const record& r) {
-        if (r.thread) thread(*r.thread);
+        if (r.thread && threads_.find(r.thread->id) == threads_.end()) thread(*r.thread);
         close_batch();
         scratch_.push_back(r.thread ? 0 : 1);
         append_varint(scratch_, r.thread ? r.thread->id : r.cpu);
