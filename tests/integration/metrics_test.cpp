@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -338,4 +339,35 @@ TEST(Metrics, AZoneDeltaIsTheModularDifferenceSoAWrappedCounterStaysRight) {
     std::memcpy(&delta, &unit[1], sizeof delta);
     EXPECT_EQ(delta, 10);
     EXPECT_EQ(unit[2].where, &where);
+}
+
+TEST(Metrics, PerCpuRowsLoseNothingWhileThreadsMigrateAndAddConcurrently) {
+    // Every add to a CPU's row is a plain add committed only while the thread
+    // still runs on that CPU (rseq) or an atomic add: with more threads than
+    // CPUs, yielding and changing CPUs all the time, no add may be lost.
+    const loupe::metric_id hits = loupe::metric("test.contended");
+    const std::int64_t before = loupe::metric_total(hits);
+    const int cpus = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    constexpr int threads = 6;
+    constexpr int adds = 200000;
+    std::vector<std::thread> workers;
+    std::vector<std::int64_t> own(threads);
+    for (int t = 0; t < threads; ++t) {
+        workers.emplace_back([&, t] {
+            for (int i = 0; i < adds; ++i) {
+                loupe::metric_add(hits, 1);
+                if (i % 5000 == 0) {
+                    cpu_set_t set;
+                    CPU_ZERO(&set);
+                    CPU_SET((t + i / 5000) % cpus, &set);
+                    sched_setaffinity(0, sizeof set, &set);  // best effort: a refusal only means fewer migrations
+                    std::this_thread::yield();
+                }
+            }
+            own[t] = loupe::thread_metric(hits);
+        });
+    }
+    for (auto& w : workers) w.join();
+    EXPECT_EQ(loupe::metric_total(hits) - before, std::int64_t{threads} * adds);
+    for (int t = 0; t < threads; ++t) EXPECT_EQ(own[t], adds) << "thread " << t;
 }

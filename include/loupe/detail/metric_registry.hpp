@@ -10,11 +10,12 @@
 //   while no metric session runs, which bounds memory by the threads alive
 //   at once plus those that exited during a metric session.
 // - Per-processor: one cache-line aligned row of `max_metrics` counters per
-//   CPU, updated with a relaxed atomic add. The CPU number comes from the
-//   kernel's rseq area (glibc >= 2.35) or sched_getcpu(). A thread that
-//   migrates between reading its CPU number and adding puts the delta in the
-//   row of the CPU it just left: the row is off by that delta, the sum of
-//   all rows (the process total) stays exact.
+//   CPU. With rseq (x86-64, glibc >= 2.35) the add is a plain add committed
+//   only while the thread still runs on the row's CPU (rseq_add.hpp): every
+//   row is exact. Without it, a relaxed atomic add to the row of the CPU
+//   sched_getcpu() named: a thread that migrates in between puts the delta
+//   in the row of the CPU it just left; the sum of all rows (the process
+//   total) stays exact either way.
 #pragma once
 
 #include "loupe/config.hpp"
@@ -38,19 +39,11 @@
 #include <string_view>
 #include <vector>
 
+#include "loupe/detail/rseq_add.hpp"
 #include "loupe/detail/thread_state.hpp"
 #include "loupe/metric_types.hpp"
 #include "loupe/error.hpp"
 
-#if LOUPE_OS_LINUX && defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 35))
-#    define LOUPE_HAS_GLIBC_RSEQ 1
-extern "C" {
-extern const std::ptrdiff_t __rseq_offset __attribute__((weak));
-extern const unsigned int __rseq_size __attribute__((weak));
-}
-#else
-#    define LOUPE_HAS_GLIBC_RSEQ 0
-#endif
 
 namespace loupe {
 
@@ -122,8 +115,26 @@ public:
     // ---------------------------------------------------------- per CPU
 
     std::size_t cpus() const noexcept { return cpus_; }
-    /// PCum(m,p) += delta for the CPU the caller runs on.
-    void add_on_this_cpu(metric_id id, std::int64_t delta) noexcept {
+    /// PCum(m,p) += delta for the CPU the caller runs on: with rseq, a plain
+    /// add committed only while still on that CPU (retried after a
+    /// preemption); otherwise a relaxed atomic add to the row of the CPU
+    /// read just before. Rows of CPUs beyond the configured count share the
+    /// last row, which is only ever updated atomically.
+    LOUPE_ALWAYS_INLINE void add_on_this_cpu(metric_id id, std::int64_t delta) noexcept {
+#if LOUPE_HAS_RSEQ_ADD
+        if (LOUPE_LIKELY(use_rseq_)) {
+            for (;;) {
+                const std::uint32_t cpu = rseq_cpu_id();
+                if (LOUPE_UNLIKELY(cpu >= cpus_)) break;  // beyond the rows, or no rseq area
+                // The row's storage is a plain int64 that other threads read atomically.
+                if (LOUPE_LIKELY(rseq_add_on_cpu(reinterpret_cast<std::int64_t*>(&rows_[cpu].value[id]), delta, cpu))) {
+                    return;
+                }
+            }
+            rows_[cpus_].value[id].fetch_add(delta, std::memory_order_relaxed);
+            return;
+        }
+#endif
         rows_[current_cpu_row()].value[id].fetch_add(delta, std::memory_order_relaxed);
     }
     /// Row `cpu` (0..cpus(), the last one being CPUs beyond the configured count).
@@ -143,17 +154,9 @@ public:
     }
 
     static unsigned current_cpu() noexcept {
-#if LOUPE_HAS_GLIBC_RSEQ && (defined(__x86_64__) || defined(__aarch64__))
-        if (&__rseq_size != nullptr && __rseq_size != 0) {
-            // struct rseq { u32 cpu_id_start; u32 cpu_id; ... } lives at the
-            // thread pointer + __rseq_offset; the kernel keeps cpu_id current.
-            char* tp;
-#    if defined(__x86_64__)
-            __asm__("mov %%fs:0, %0" : "=r"(tp));
-#    else
-            __asm__("mrs %0, tpidr_el0" : "=r"(tp));
-#    endif
-            const auto cpu = *reinterpret_cast<volatile const std::uint32_t*>(tp + __rseq_offset + 4);
+#if LOUPE_HAS_RSEQ_ADD
+        if (rseq_registered()) {
+            const std::uint32_t cpu = rseq_cpu_id();
             if (static_cast<std::int32_t>(cpu) >= 0) return cpu;
         }
 #endif
@@ -194,6 +197,9 @@ private:
     std::atomic<std::size_t> count_{0};
     std::size_t cpus_ = 1;
     cpu_metrics* rows_ = nullptr;
+#if LOUPE_HAS_RSEQ_ADD
+    bool use_rseq_ = rseq_registered();
+#endif
 
     std::mutex mutex_;  // guards blocks_, metric_sessions_ and defining metrics
     std::vector<thread_metrics*> blocks_;
