@@ -7,9 +7,11 @@
 
 #include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
+#include <loupe/metrics.hpp>
 
 #include <cstdio>
 #include <cstdlib>
+#include <thread>
 
 namespace {
 
@@ -44,6 +46,14 @@ LOUPE_BENCH_CASE case_floor_two_tsc_ring_write() {
 LOUPE_BENCH_CASE case_zone_recorded() {
     for (long i = 0; i < iterations; ++i) {
         LOUPE_ZONE("recorded");
+        asm volatile("" ::: "memory");
+    }
+}
+
+// A zone carrying the delta of one push metric (a session with metrics).
+LOUPE_BENCH_CASE case_zone_recorded_push_metric() {
+    for (long i = 0; i < iterations; ++i) {
+        LOUPE_ZONE("recorded-with-metric");
         asm volatile("" ::: "memory");
     }
 }
@@ -130,7 +140,17 @@ int main() {
     auto session = loupe::start_session(cfg);
     case_zone_recorded();
     case_io_read_wrapped_recorded();
-    const auto stats = session.stop();
+    auto stats = session.stop();
+    // Zones with one push metric take two records each: a fresh thread gets
+    // a ring for all of them.
+    cfg.name = "instructions-metrics";
+    cfg.metrics = {"bench.rows"};
+    cfg.ring_bytes = std::size_t{128} << 20;
+    loupe::metric("bench.rows");
+    auto with_metrics = loupe::start_session(cfg);
+    std::thread([] { case_zone_recorded_push_metric(); }).join();
+    const auto metric_stats = with_metrics.stop();
+    stats.delivered += metric_stats.delivered - iterations;
     std::printf("iterations %ld, io_iterations %ld, recorded %llu, dropped %llu\n", iterations, io_iterations,
                 static_cast<unsigned long long>(stats.delivered), static_cast<unsigned long long>(stats.dropped));
     return stats.delivered == static_cast<unsigned long long>(iterations + io_iterations) ? 0 : 1;

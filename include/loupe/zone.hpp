@@ -5,9 +5,10 @@
 //   predicted not taken; no TLS access, no call.
 // - recording: two timestamp reads and one 32-byte store into the calling
 //   thread's own ring; no lock, no allocation, no system call.
-// - recording with metrics (session_config::metrics): also each metric read
-//   at entry and exit (a load for push metrics, a system call for CPU time
-//   and perf counters) and 64 to 128 more bytes in the ring.
+// - recording with metrics (session_config::metrics): also a call at entry
+//   and exit that reads each metric (a load for push metrics, a system call
+//   for CPU time and perf counters), and 32 more bytes in the ring for the
+//   first metric, 32 for each 4 more.
 //
 // The macros in loupe.hpp are the usual way in; these classes are the
 // macro-free equivalents. Unlike the macros, calls to them are not removed
@@ -50,15 +51,14 @@ public:
             if (sessions_ != 0) {
                 t0_ = detail::read_ticks();
                 plan_ = detail::t_state.plan;
-                // Last thing at entry, so loupe's own work stays outside.
-                if (LOUPE_UNLIKELY(plan_ != nullptr)) detail::read_plan(*plan_, metrics_at_entry_);
+                if (LOUPE_UNLIKELY(plan_ != nullptr)) plan_ = detail::enter_zone_metrics(plan_);
             }
         }
     }
     LOUPE_ALWAYS_INLINE ~zone_scope() {
         if (LOUPE_UNLIKELY(sessions_ != 0)) {
             if (LOUPE_UNLIKELY(plan_ != nullptr)) {
-                detail::push_zone_with_metrics(where_, t0_, sessions_, *plan_, metrics_at_entry_);
+                detail::push_zone_with_metrics(where_, t0_, sessions_, *plan_);
                 return;
             }
             const std::uint64_t t1 = detail::read_ticks();
@@ -78,8 +78,7 @@ private:
     const site* where_;
     std::uint64_t sessions_ = 0;
     std::uint64_t t0_ = 0;
-    const detail::metric_plan* plan_;                       // set when sessions_ != 0
-    std::int64_t metrics_at_entry_[max_zone_metrics];  // plan_'s metrics at entry
+    const detail::metric_plan* plan_ = nullptr;  // its entry values are on the thread's stack
 };
 
 /// Records a point in time at `where` (a site of kind `instant`).

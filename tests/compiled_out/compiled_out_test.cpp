@@ -22,7 +22,7 @@ namespace {
 }  // namespace
 
 // Same layout as with LOUPE_ENABLED=1: a site pointer, a session mask, a start time.
-static_assert(sizeof(loupe::zone_scope) == 4 * sizeof(void*) + loupe::max_zone_metrics * sizeof(std::int64_t),
+static_assert(sizeof(loupe::zone_scope) == 4 * sizeof(void*),
               "zone_scope layout is switch-independent");
 static_assert(sizeof(loupe::site) == 4 * sizeof(void*), "site layout is switch-independent");
 

@@ -164,7 +164,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             pending.received += n;
             if (pending.received == pending.bytes) {
                 if (pending.marker == &zone_metrics_marker) {  // held for the zone record that follows
-                    std::memcpy(r.collector_zone_metrics.delta, pending.data, pending.bytes);
+                    std::memcpy(r.collector_zone_metrics.delta + 1, pending.data, pending.bytes);
                     pending.bytes = pending.received = 0;
                 } else {
                     deliver_payload(pending, live, live_mask, thread);
@@ -199,9 +199,10 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         if (raw.where == &zone_metrics_marker) {  // deltas, then the zone they belong to
             const auto* plan = reinterpret_cast<const metric_plan*>(static_cast<std::uintptr_t>(raw.t0));
             r.collector_zone_metrics.plan = plan;
+            r.collector_zone_metrics.delta[0] = static_cast<std::int64_t>(raw.t1);
             pending.marker = raw.where;
             pending.received = 0;
-            pending.bytes = plan->count * sizeof(std::int64_t);
+            pending.bytes = (plan->count - 1) * sizeof(std::int64_t);  // the other deltas
             return true;
         }
         // Deltas held for this record (a zone's), taken whether or not it is delivered.

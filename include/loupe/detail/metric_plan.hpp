@@ -38,8 +38,9 @@ struct metric_plan {
     metric_source sources[max_zone_metrics] = {};
 };
 
-/// Header of a zone-with-metrics unit: t0 = the plan's address, t1 = how many
-/// deltas follow (8 bytes each, packed into records), then the zone record.
+/// Header of a zone-with-metrics unit: t0 = the plan's address, t1 = the
+/// first metric's delta; the other deltas follow (8 bytes each, 4 a record),
+/// then the zone record.
 LOUPE_API inline constexpr site zone_metrics_marker{"loupe.zone_metrics", "", "", 0, site_kind::zone};
 
 // ------------------------------------------------------------ perf counters
@@ -105,7 +106,8 @@ constexpr unsigned perf_slot(metric_id id) noexcept { return id - 2; }
 
 /// The calling thread's current value of pull metric `id` (0 when it cannot
 /// be read: the delta is then 0).
-inline std::int64_t read_pull_metric(metric_id id, thread_metrics& b) noexcept {
+template <int = 0>
+LOUPE_NOINLINE std::int64_t read_pull_metric(metric_id id, thread_metrics& b) noexcept {
     if (id == 1) {
         timespec ts;
         ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -122,8 +124,7 @@ inline std::int64_t read_pull_metric(metric_id id, thread_metrics& b) noexcept {
 }
 
 /// Reads every metric of `plan` on the calling thread into `out`.
-LOUPE_ALWAYS_INLINE void read_plan(const metric_plan& plan, std::int64_t* out) noexcept {
-    thread_metrics& b = *current_thread_metrics();
+inline void read_plan(const metric_plan& plan, thread_metrics& b, std::int64_t* out) noexcept {
     for (std::uint32_t i = 0; i < plan.count; ++i) {
         out[i] = LOUPE_LIKELY(plan.sources[i] == metric_source::push)
                      ? b.value[plan.ids[i]].load(std::memory_order_relaxed)
@@ -131,24 +132,47 @@ LOUPE_ALWAYS_INLINE void read_plan(const metric_plan& plan, std::int64_t* out) n
     }
 }
 
-/// Packs a zone and its deltas (end − begin per plan metric) into `out`:
-/// header, deltas, zone record. Returns the number of records.
+/// Zone entry: pushes the values of `plan`'s metrics on the calling thread's
+/// entry stack. Returns `plan`, or null when the zone cannot carry metrics
+/// (nested deeper than the stack holds, or the thread has no block of its
+/// own): it is then recorded without them.
+template <int = 0>
+LOUPE_NOINLINE const metric_plan* enter_zone_metrics(const metric_plan* plan) noexcept {
+    thread_metrics* b = current_thread_metrics();
+    if (b == &g_overflow_metrics || b->entry_top + plan->count > thread_metrics::entry_capacity) {
+        return nullptr;
+    }
+    read_plan(*plan, *b, b->entry_values + b->entry_top);  // last thing at entry: loupe's own work stays outside
+    b->entry_top += plan->count;
+    return plan;
+}
+
+/// Packs a zone and its deltas (end − begin per plan metric) into `out`: a
+/// header holding the plan and the first delta, the other deltas (4 a
+/// record), the zone record. Returns the number of records: 2 for one
+/// metric.
 inline std::size_t pack_zone_with_metrics(const site* where, std::uint64_t t0, std::uint64_t t1,
                                           std::uint64_t sessions, const metric_plan& plan,
                                           const std::int64_t* begin, const std::int64_t* end,
                                           raw_record* out) noexcept {
-    std::int64_t deltas[max_zone_metrics + 3] = {};
-    for (std::uint32_t i = 0; i < plan.count; ++i) {
-        // Modular: a counter that wrapped still gives the right difference.
-        deltas[i] = static_cast<std::int64_t>(static_cast<std::uint64_t>(end[i]) - static_cast<std::uint64_t>(begin[i]));
+    // Modular: a counter that wrapped still gives the right difference.
+    auto delta = [&](std::uint32_t i) {
+        return static_cast<std::uint64_t>(end[i]) - static_cast<std::uint64_t>(begin[i]);
+    };
+    out[0] = raw_record{&zone_metrics_marker, reinterpret_cast<std::uintptr_t>(&plan), delta(0), sessions};
+    std::size_t n = 1;
+    if (LOUPE_UNLIKELY(plan.count > 1)) {
+        std::uint64_t rest[max_zone_metrics] = {};
+        for (std::uint32_t i = 1; i < plan.count; ++i) rest[i - 1] = delta(i);
+        const std::size_t records = ((plan.count - 1) * sizeof(std::uint64_t) + sizeof(raw_record) - 1) / sizeof(raw_record);
+        std::memcpy(static_cast<void*>(out + 1), rest, records * sizeof(raw_record));
+        n += records;
     }
-    const std::size_t n = pack_unit(&zone_metrics_marker, reinterpret_cast<std::uintptr_t>(&plan), sessions,
-                                    reinterpret_cast<unsigned char*>(deltas), plan.count * sizeof(std::int64_t), out);
     out[n] = raw_record{where, t0, t1, sessions};
     return n + 1;
 }
 
 /// The most records a zone-with-metrics unit takes.
-inline constexpr std::size_t max_zone_metrics_records = 2 + (max_zone_metrics * 8 + 31) / 32;
+inline constexpr std::size_t max_zone_metrics_records = 2 + ((max_zone_metrics - 1) * 8 + 31) / 32;
 
 }  // namespace loupe::detail

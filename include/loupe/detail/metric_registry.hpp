@@ -64,6 +64,11 @@ struct alignas(64) thread_metrics {
     /// Owner only: perf counters of task_clock, cycles, instructions:
     /// descriptor + 1, 0 not opened yet, -1 could not be opened.
     int perf_fd[3];
+    /// Owner only: the metric values read at the entry of each open zone
+    /// that carries metrics, innermost last (zones nest, so a stack).
+    static constexpr std::uint32_t entry_capacity = 1024;
+    std::uint32_t entry_top;
+    std::int64_t entry_values[entry_capacity];
 
     /// Owner thread only: Cum(m,t) += delta, without a locked instruction.
     void add(metric_id id, std::int64_t delta) noexcept {
@@ -171,8 +176,7 @@ public:
     // ------------------------------------------------------- per thread
 
     /// The calling thread's block, attaching one on first use. Never null:
-    /// when no block can be had (out of memory), a shared overflow block
-    /// takes the deltas (its values are then approximate).
+    /// when no block can be had (out of memory), g_overflow_metrics.
     thread_metrics* attach_current_thread() noexcept;
     /// Thread exit: marks the block reusable once no metric session runs.
     void detach(thread_metrics* b) noexcept {
@@ -206,10 +210,11 @@ private:
     unsigned metric_sessions_ = 0;
     pthread_key_t exit_key_{};
     bool exit_key_ok_ = false;
-
-public:
-    thread_metrics overflow_block{};  ///< used when a thread cannot get a block of its own
 };
+
+/// Takes the deltas of threads that cannot have a block of their own (out of
+/// memory, exiting); shared, so its values are approximate.
+LOUPE_API inline thread_metrics g_overflow_metrics{};
 
 /// The one registry per process, created on first use and never destroyed
 /// (allocation hooks and thread-exit hooks may use it during exit).
@@ -291,8 +296,8 @@ inline metric_id metric_registry::define(std::string_view name, std::string_view
         throw error(shown + ": the process already has " + std::to_string(max_metrics) +
                     " metrics (built-in ones included), the most loupe keeps");
     }
-    std::memcpy(defs_[n].name, name.data(), name.size());
-    std::memcpy(defs_[n].unit, unit.data(), unit.size());
+    name.copy(defs_[n].name, name.size());
+    unit.copy(defs_[n].unit, unit.size());  // (an empty view may have a null data())
     defs_[n].source = metric_source::push;
     count_.store(n + 1, std::memory_order_release);
     return static_cast<metric_id>(n);
@@ -303,7 +308,7 @@ inline void on_thread_exit(void* p) noexcept {
     metric_registry& r = metrics_registry();
     // Later deltas of this thread (other exit hooks that allocate) go to the
     // overflow block: the thread's own block may be reused from now on.
-    t_state.metrics = &r.overflow_block;
+    t_state.metrics = &g_overflow_metrics;
     auto* b = static_cast<thread_metrics*>(p);
     for (int& fd : b->perf_fd) {
         if (fd > 0) ::close(fd - 1);
@@ -315,7 +320,7 @@ inline void on_thread_exit(void* p) noexcept {
 
 inline thread_metrics* metric_registry::attach_current_thread() noexcept {
     thread_state& ts = t_state;
-    if (ts.status == thread_exiting) return ts.metrics = &overflow_block;
+    if (ts.status == thread_exiting) return ts.metrics = &g_overflow_metrics;
     internal_allocation_scope guard;
     try {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -332,14 +337,14 @@ inline thread_metrics* metric_registry::attach_current_thread() noexcept {
         }
         if (!b) {
             void* raw = std::aligned_alloc(alignof(thread_metrics), sizeof(thread_metrics));
-            if (!raw) return ts.metrics = &overflow_block;
+            if (!raw) return ts.metrics = &g_overflow_metrics;
             b = new (raw) thread_metrics{};
             try {
                 blocks_.push_back(b);
             } catch (...) {
                 b->~thread_metrics();
                 std::free(raw);
-                return ts.metrics = &overflow_block;
+                return ts.metrics = &g_overflow_metrics;
             }
         }
 #if LOUPE_OS_LINUX
@@ -350,7 +355,7 @@ inline thread_metrics* metric_registry::attach_current_thread() noexcept {
         if (exit_key_ok_) pthread_setspecific(exit_key_, b);
         return ts.metrics = b;
     } catch (...) {  // the lock failed
-        return ts.metrics = &overflow_block;
+        return ts.metrics = &g_overflow_metrics;
     }
 }
 

@@ -686,15 +686,19 @@ LOUPE_NOINLINE std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) 
     return 0;
 }
 
+// Zone exit for a zone that entered with enter_zone_metrics: pops its entry
+// values, reads the metrics again and pushes the zone with the deltas.
 template <int = 0>
 LOUPE_NOINLINE void push_zone_with_metrics(const site* where, std::uint64_t t0, std::uint64_t sessions,
-                                           const metric_plan& plan, const std::int64_t* begin) noexcept {
-    std::int64_t end[max_zone_metrics];
-    read_plan(plan, end);  // last thing before the end time: loupe's own work stays outside
-    const std::uint64_t t1 = read_ticks();
-    raw_record unit[max_zone_metrics_records];
-    const std::size_t n = pack_zone_with_metrics(where, t0, t1, sessions, plan, begin, end, unit);
+                                           const metric_plan& plan) noexcept {
     thread_state& ts = t_state;
+    thread_metrics& b = *ts.metrics;  // set by enter_zone_metrics
+    std::int64_t end[max_zone_metrics];
+    read_plan(plan, b, end);  // first thing at exit
+    const std::uint64_t t1 = read_ticks();
+    b.entry_top -= plan.count;
+    raw_record unit[max_zone_metrics_records];
+    const std::size_t n = pack_zone_with_metrics(where, t0, t1, sessions, plan, b.entry_values + b.entry_top, end, unit);
     if (LOUPE_LIKELY(ts.owned_ring != nullptr) && LOUPE_LIKELY(ts.owned_ring->try_push_n(unit, n))) return;
     const push_outcome outcome = push_waiting(ts, sessions, [&](ring& r) { return r.try_push_n(unit, n); });
     count_lost(ts, outcome, sessions);
