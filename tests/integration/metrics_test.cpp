@@ -26,8 +26,7 @@ using namespace loupe_test;
 
 namespace {
 
-loupe::session_config metric_config(std::shared_ptr<loupe::sinks::memory_sink> sink,
-                                    std::vector<std::string> metrics) {
+loupe::session_config metric_config(std::shared_ptr<loupe::sinks::memory_sink> sink, std::vector<std::string> metrics) {
     auto cfg = memory_config(std::move(sink), "metrics");
     cfg.overflow = loupe::overflow_policy::block;
     cfg.metrics = std::move(metrics);
@@ -368,4 +367,43 @@ TEST(Metrics, PerCpuRowsLoseNothingWhileThreadsMigrateAndAddConcurrently) {
     for (auto& w : workers) w.join();
     EXPECT_EQ(loupe::metric_total(hits) - before, std::int64_t{threads} * adds);
     for (int t = 0; t < threads; ++t) EXPECT_EQ(own[t], adds) << "thread " << t;
+}
+
+namespace {
+// Opens `depth` nested zones, adding 1 at each level.
+void nest(int depth, loupe::metric_id id) {
+    if (depth == 0) return;
+    LOUPE_ZONE("nested");
+    loupe::metric_add(id, 1);
+    nest(depth - 1, id);
+}
+}  // namespace
+
+TEST(Metrics, ZonesNestedBeyondTheEntryStackAreRecordedWithoutMetricsAndTheRestStayExact) {
+    const loupe::metric_id id = loupe::metric("test.deep");
+    const int capacity =
+        static_cast<int>(loupe::detail::thread_metrics::entry_capacity);  // one metric: one value a zone
+    const int depth = capacity + 100;
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto s = loupe::start_session(metric_config(mem, {"test.deep"}));
+    nest(depth, id);
+    nest(3, id);  // the stack is balanced again afterwards
+    s.stop();
+    const auto zones = zones_named(mem->events(), "nested");
+    ASSERT_EQ(zones.size(), static_cast<std::size_t>(depth + 3));
+    // Zones end innermost first: the 100 deepest carry nothing; the others
+    // carry every add at or below their level (the i-th to end saw i + 1).
+    std::size_t with = 0, without = 0;
+    for (std::size_t i = 0; i < static_cast<std::size_t>(depth); ++i) {
+        if (zones[i].metrics.empty()) {
+            ++without;
+        } else {
+            ++with;
+            EXPECT_EQ(zones[i].metric(id), static_cast<std::int64_t>(i + 1)) << "zone " << i;
+        }
+    }
+    EXPECT_EQ(without, 100u);
+    EXPECT_EQ(with, static_cast<std::size_t>(capacity));
+    for (std::size_t i = depth; i < zones.size(); ++i)
+        EXPECT_EQ(zones[i].metric(id, -1), static_cast<std::int64_t>(i - depth + 1));
 }
