@@ -293,6 +293,9 @@ public:
         trace_builder::on_site(offset, s);
         site_offsets.push_back(offset);
     }
+    // Events are not decoded in this pass, so there is no zone to attach a
+    // zone's metrics to (the viewers do not show them yet).
+    void on_zone_metrics(std::uint64_t, const trace_zone_metrics&) override {}
 
     std::unordered_map<std::uint64_t, thread_records> records;
     std::vector<std::uint64_t> site_offsets;  // where each site (trace::sites order) is defined
