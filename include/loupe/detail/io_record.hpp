@@ -72,6 +72,7 @@ LOUPE_NOINLINE std::uint64_t io_announce(std::int64_t fd, std::uint64_t sessions
         const announced_resource& a = t_announced[resource % announced_cache_size];
         if (a.resource_id == resource && a.epoch == epoch && (sessions & ~a.sessions) == 0) return resource;
     }
+    internal_allocation_scope internal;  // the name copied below is loupe's, not the host's
     io::handle_info info;
     if (!registry.lookup_or_backfill(fd, info)) return 0;
     if (!push_io_resource(info, sessions)) return io_unannounced;

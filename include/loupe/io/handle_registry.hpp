@@ -32,6 +32,7 @@
 #endif
 
 #include "loupe/config.hpp"
+#include "loupe/detail/thread_state.hpp"
 #include "loupe/io/types.hpp"
 
 namespace loupe::io {
@@ -285,6 +286,7 @@ private:
         std::atomic<chunk*>& c = chunks_[static_cast<std::size_t>(fd) / chunk_slots];
         chunk* p = c.load(std::memory_order_acquire);
         if (p == nullptr && create) {
+            loupe::detail::internal_allocation_scope internal;  // loupe's memory, not the host's
             chunk* fresh = new (std::nothrow) chunk;
             if (fresh == nullptr) return nullptr;
             if (c.compare_exchange_strong(p, fresh, std::memory_order_acq_rel)) {
@@ -346,6 +348,7 @@ private:
     std::uint64_t store_overflow(std::int64_t fd, std::string_view name, resource_kind kind, std::uint64_t ticks,
                                  std::uint64_t thread, std::uint64_t resource, bool backfilled, bool truncated,
                                  const std::uint64_t* expect_generation, bool only_if_free) noexcept {
+        loupe::detail::internal_allocation_scope internal;
         try {
             std::lock_guard<std::mutex> lock(overflow_mutex_);
             if (!expect_generation && !only_if_free) overflow_opens_.fetch_add(1, std::memory_order_relaxed);
@@ -444,6 +447,7 @@ LOUPE_API inline std::atomic<bool>& registry_created() noexcept {
 LOUPE_API inline handle_registry& registry() {
     static handle_registry* instance = [] {
         detail::registry_created().store(true);
+        loupe::detail::internal_allocation_scope internal;
         return new handle_registry(detail::registry_capacity_setting().load());
     }();
     return *instance;
