@@ -40,7 +40,9 @@ struct trace {
     std::vector<trace_io_op> io_ops;              ///< IO records in file order
     std::vector<trace_metric> metrics;            ///< METRIC records: what the session measured
     std::vector<metric_value> metric_values;      ///< zones' deltas (see trace_event::metrics_begin)
-    std::vector<trace_metric_totals> metric_totals;  ///< per-thread and per-CPU totals at session end
+    /// Per-thread and per-CPU totals of the push metrics: one per thread
+    /// and per CPU, the latest written (the one at session end when complete).
+    std::vector<trace_metric_totals> metric_totals;
     trace_end_info end;                ///< END record (zero when !complete)
     bool complete = false;             ///< false only for a cut-short trace read with accept_truncated
 
@@ -136,7 +138,17 @@ public:
         e.metrics_count = static_cast<std::uint32_t>(z.values.size());
         out_.metric_values.insert(out_.metric_values.end(), z.values.begin(), z.values.end());
     }
-    void on_metric_totals(std::uint64_t, const trace_metric_totals& t) override { out_.metric_totals.push_back(t); }
+    // Totals are snapshots since the session start: the latest per thread
+    // (or CPU) replaces earlier ones.
+    void on_metric_totals(std::uint64_t, const trace_metric_totals& t) override {
+        const std::uint64_t key = t.per_cpu ? ~std::uint64_t{t.cpu} : t.thread_id;
+        auto [it, fresh] = totals_index_.emplace(key, out_.metric_totals.size());
+        if (fresh) {
+            out_.metric_totals.push_back(t);
+        } else {
+            out_.metric_totals[it->second] = t;
+        }
+    }
     void on_dropped(std::uint64_t, const trace_drop& d) override { out_.drops.push_back(d); }
     void on_end(std::uint64_t, const trace_end_info& e) override { out_.end = e; }
     void on_context(std::uint64_t, const trace_context& c) override { out_.contexts.push_back(c); }
@@ -172,6 +184,7 @@ public:
 
 private:
     trace& out_;
+    std::unordered_map<std::uint64_t, std::size_t> totals_index_;  // thread id, or ~cpu → metric_totals
 };
 }  // namespace detail
 

@@ -2,6 +2,7 @@
 // produces faster than the collector drains.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -59,6 +60,11 @@ struct session_config {
     /// unavailable and the session runs without it. At most
     /// `max_zone_metrics` metrics over all sessions running at once.
     std::vector<std::string> metrics;
+    /// How often, besides at the stop, the per-thread and per-CPU totals of
+    /// the push metrics are written (each a snapshot since the session
+    /// start, so a long session's trace holds recent totals even if the
+    /// process dies). Zero: only at the stop.
+    std::chrono::milliseconds metric_totals_interval{10000};
 };
 
 /// Counts of one session. For every session:

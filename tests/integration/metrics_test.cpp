@@ -407,3 +407,49 @@ TEST(Metrics, ZonesNestedBeyondTheEntryStackAreRecordedWithoutMetricsAndTheRestS
     for (std::size_t i = depth; i < zones.size(); ++i)
         EXPECT_EQ(zones[i].metric(id, -1), static_cast<std::int64_t>(i - depth + 1));
 }
+
+TEST(Metrics, LongSessionsWriteTotalsPeriodicallyAndTheReaderKeepsTheLatest) {
+    const loupe::metric_id id = loupe::metric("test.periodic");
+    const std::string path = loupe_test::temp_trace_path("metrics_periodic");
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto cfg = metric_config(mem, {"test.periodic"});
+    cfg.sinks.push_back(std::make_shared<loupe::sinks::file_sink>(path));
+    cfg.metric_totals_interval = std::chrono::milliseconds(10);
+    auto s = loupe::start_session(cfg);
+    std::uint64_t me = 0;
+    for (int i = 0; i < 5; ++i) {
+        {
+            LOUPE_ZONE("tick");
+            loupe::metric_add(id, 7);
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(30));
+    }
+    s.stop();
+    std::vector<std::int64_t> snapshots;  // this thread's totals, in the order written
+    for (const auto& e : mem->events()) {
+        if (e.kind == record_kind::zone && e.name == "tick") me = e.thread_id;
+        if (e.kind == record_kind::metric_totals && e.thread_id != 0 && e.thread_id == me) snapshots.push_back(e.metric(id));
+    }
+    ASSERT_GE(snapshots.size(), 2u) << "periodic totals besides the final ones";
+    for (std::size_t i = 1; i < snapshots.size(); ++i) EXPECT_GE(snapshots[i], snapshots[i - 1]);
+    EXPECT_EQ(snapshots.back(), 35);
+    const loupe::trace t = loupe::read_trace_file(path);
+    std::remove(path.c_str());
+    std::size_t mine = 0;
+    for (const auto& r : t.metric_totals) {
+        if (!r.per_cpu && r.thread_id == me) {
+            ++mine;
+            ASSERT_EQ(r.values.size(), 1u);
+            EXPECT_EQ(r.values[0].value, 35);
+        }
+    }
+    EXPECT_EQ(mine, 1u);
+}
+
+TEST(Metrics, ANegativeTotalsIntervalIsRefused) {
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto cfg = metric_config(mem, {"cpu_time"});
+    cfg.metric_totals_interval = std::chrono::milliseconds(-5);
+    EXPECT_NE(start_error(cfg).find("metric_totals_interval = -5 ms: expected 0 (only at the stop) or a positive interval"),
+              std::string::npos);
+}

@@ -97,6 +97,10 @@ inline void runtime::collector_main() noexcept {
         for (std::uint64_t m = live_mask; m != 0; m &= m - 1) report_ringless_drops(*live[__builtin_ctzll(m)]);
         // A session ends only after a pass that emptied every ring; otherwise
         // it stays `stopping` and the next pass (with a fresh snapshot) ends it.
+        for (std::uint64_t m = live_mask; m != 0; m &= m - 1) {
+            const auto& s = live[__builtin_ctzll(m)];
+            if (std::find(finishing.begin(), finishing.end(), s) == finishing.end()) report_metric_totals_if_due(*s, rings);
+        }
         if (!complete) finishing.clear();
         for (auto& s : finishing) finish_session(*s, rings);
         if (steady_clock::now() - last_flush > seconds(1)) {
@@ -326,6 +330,16 @@ inline void runtime::begin_session(session_state& s) noexcept {
     s.send(rec);
 }
 
+// A running (not stopping) session's totals so far, every metric_totals_interval.
+inline void runtime::report_metric_totals_if_due(session_state& s, const std::vector<ring*>& rings) noexcept {
+    if (s.metrics.empty() || s.metric_totals_interval.count() == 0 || !s.begun) return;
+    const auto now = std::chrono::steady_clock::now();
+    if (s.next_metric_totals.time_since_epoch().count() == 0) s.next_metric_totals = now + s.metric_totals_interval;
+    if (now < s.next_metric_totals) return;
+    s.next_metric_totals = now + s.metric_totals_interval;
+    report_metric_totals(s, rings);
+}
+
 inline void runtime::report_metric_totals(session_state& s, const std::vector<ring*>& rings) noexcept {
     if (s.metrics.empty()) return;
     metric_registry& registry = metrics_registry();
@@ -333,7 +347,7 @@ inline void runtime::report_metric_totals(session_state& s, const std::vector<ri
         record rec;
         rec.kind = record_kind::metric_totals;
         rec.session = &s.info;
-        rec.begin_ns = rec.end_ns = clock_.to_ns(s.stop_ticks);
+        rec.begin_ns = rec.end_ns = clock_.to_ns(clock_.now_ticks());
         s.metrics.totals(
             registry,
             [&](thread_metrics& block, const std::vector<metric_value>& values) {
@@ -365,14 +379,17 @@ inline void runtime::report_metric_totals(session_state& s, const std::vector<ri
             });
     } catch (...) {  // out of memory: the trace has no totals
     }
-    std::lock_guard<std::mutex> lock(registry.mutex());
-    registry.metric_session_finished_locked();
 }
 
 inline void runtime::finish_session(session_state& s, const std::vector<ring*>& rings) noexcept {
     for (ring* r : rings) report_drops(r, s);
     report_ringless_drops(s);
-    report_metric_totals(s, rings);
+    if (!s.metrics.empty()) {
+        report_metric_totals(s, rings);
+        metric_registry& registry = metrics_registry();
+        std::lock_guard<std::mutex> lock(registry.mutex());
+        registry.metric_session_finished_locked();
+    }
     record rec;
     rec.kind = record_kind::session_end;
     rec.session = &s.info;

@@ -111,6 +111,7 @@ public:
         std::shared_ptr<const filter> thread_filter = parse_filter(cfg.name, cfg.filter);
         auto s = std::make_shared<session_state>();
         s->metrics = session_metrics::resolve(cfg.name, cfg.metrics);
+        s->metric_totals_interval = cfg.metric_totals_interval;
         s->info.metrics = s->metrics.infos().data();
         s->info.metric_count = s->metrics.infos().size();
         s->name = std::move(cfg.name);
@@ -339,6 +340,10 @@ private:
         for (std::size_t i = 0; i < cfg.sinks.size(); ++i) {
             if (!cfg.sinks[i]) throw error(who + "sinks[" + std::to_string(i) + "] is null");
         }
+        if (cfg.metric_totals_interval.count() < 0) {
+            throw error(who + "metric_totals_interval = " + std::to_string(cfg.metric_totals_interval.count()) +
+                        " ms: expected 0 (only at the stop) or a positive interval");
+        }
         if (cfg.ring_bytes < min_ring_bytes || cfg.ring_bytes > max_ring_bytes) {
             throw error(who + "ring_bytes = " + std::to_string(cfg.ring_bytes) + ": expected " +
                         std::to_string(min_ring_bytes) + " to " + std::to_string(max_ring_bytes));
@@ -462,6 +467,7 @@ private:
     void begin_session(session_state& s) noexcept;
     void finish_session(session_state& s, const std::vector<ring*>& rings) noexcept;
     void report_metric_totals(session_state& s, const std::vector<ring*>& rings) noexcept;
+    void report_metric_totals_if_due(session_state& s, const std::vector<ring*>& rings) noexcept;
 
     const tick_clock& clock_;
     const std::uint32_t pid_;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -44,6 +45,8 @@ struct session_state {
     };
     std::vector<sink_slot> sinks;
     bool begun = false;
+    std::chrono::milliseconds metric_totals_interval{0};     // immutable after start
+    std::chrono::steady_clock::time_point next_metric_totals;  // collector: when to write them next
 
     // Written by the collector, read by anyone.
     std::atomic<std::uint64_t> delivered{0};
