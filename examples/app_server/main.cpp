@@ -6,28 +6,40 @@
 // requests only, and stops; the program then writes demo.loupe (for the
 // loupe CLI) and demo.pftrace (open it in ui.perfetto.dev) and prints what
 // an operator asks: that user's slowest requests, where their time went,
-// and their I/O by file and socket (the shop's files and the client sockets
+// their I/O by file and socket (the shop's files and the client sockets
 // were opened before the session started; loupe's handle registry still
-// names them).
+// names them), and what their requests cost besides wall time: the session
+// records CPU time, allocations (every operator new/delete is counted, see
+// LOUPE_COUNT_GLOBAL_ALLOCATIONS below) and the shop's own metric, items
+// priced, each zone charged what its own thread did.
 // Finishes by itself in about a second.
 //
 // usage: app_server [--user NAME] [--requests-per-client N] [--out FILE]
 //        (the Perfetto trace goes next to FILE, with .pftrace for .loupe)
+#include <loupe/allocations.hpp>
 #include <loupe/loupe.hpp>
 #include <loupe/reader.hpp>
+#include <loupe/report/call_tree.hpp>
 #include <loupe/report/io_stats.hpp>
 #include <loupe/report/slowest.hpp>
 #include <loupe/report/zone_stats.hpp>
 #include <loupe/sinks/perfetto_sink.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "load_generator.hpp"
 #include "server.hpp"
+
+// Every operator new/delete of the demo counts into alloc_bytes and
+// alloc_count, charged to the thread that allocates (exactly one TU).
+LOUPE_COUNT_GLOBAL_ALLOCATIONS()
 
 namespace {
 
@@ -77,6 +89,25 @@ std::string perfetto_path(const std::string& out) {
     return out + ".pftrace";
 }
 
+// The rows of a tree report that belong to threads with zones under their
+// root. A filtered session also records the push-metric totals of every
+// thread that allocated while it ran (the load generator's clients, the
+// workers serving other users): each a root alone, counted in `left_out`.
+loupe::report::tree_report threads_with_zones(loupe::report::tree_report r, std::size_t& left_out) {
+    std::vector<loupe::report::tree_row> kept;
+    left_out = 0;
+    for (std::size_t i = 0; i < r.rows.size(); ++i) {
+        const bool alone = r.rows[i].level == 0 && (i + 1 == r.rows.size() || r.rows[i + 1].level == 0);
+        if (alone) {
+            ++left_out;
+        } else {
+            kept.push_back(r.rows[i]);
+        }
+    }
+    r.rows = std::move(kept);
+    return r;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -100,6 +131,7 @@ int main(int argc, char** argv) {
         loupe::session_config config;
         config.name = "only-" + o.user;
         config.filter = (loupe::where::user == o.user).to_string();
+        config.metrics = {"cpu_time", "alloc_bytes", "alloc_count", "shop.items_priced"};
         config.sinks = {std::make_shared<loupe::sinks::file_sink>(o.out),
                         std::make_shared<loupe::sinks::perfetto_sink>(perfetto_path(o.out))};
         loupe::session session = loupe::start_session(config);
@@ -140,6 +172,32 @@ int main(int argc, char** argv) {
         std::printf("\n== %s's I/O by zone (loupe report %s --io --by zone) ==\n", o.user.c_str(), o.out.c_str());
         std::fputs(loupe::report::format_io_stats(loupe::report::io_stats(trace, loupe::report::io_group::zone)).c_str(),
                    stdout);
+        // What the user's requests cost besides wall time, each charged to
+        // the thread that did the work (the session's metrics).
+        const loupe::report::call_tree tree = loupe::report::build_call_tree(trace);
+        std::printf("\n== %s's CPU time by routine (loupe report %s --flat --metric cpu_time) ==\n", o.user.c_str(),
+                    o.out.c_str());
+        std::fputs(loupe::report::format_flat_report(loupe::report::report_flat(tree, "cpu_time")).c_str(), stdout);
+        std::printf("\n== %s's allocations by call path (loupe report %s --tree --metric alloc_bytes) ==\n",
+                    o.user.c_str(), o.out.c_str());
+        std::size_t other_threads = 0;
+        const auto by_bytes = threads_with_zones(loupe::report::report_tree(tree, "alloc_bytes"), other_threads);
+        std::fputs(loupe::report::format_tree_report(by_bytes).c_str(), stdout);
+        if (other_threads != 0) {
+            std::printf("(%zu more threads ran none of %s's zones: each a root alone, holding what it allocated)\n",
+                        other_threads, o.user.c_str());
+        }
+        std::printf("\n== items priced at %s's checkouts (loupe report %s --flat --metric shop.items_priced) ==\n",
+                    o.user.c_str(), o.out.c_str());
+        auto items = loupe::report::report_flat(tree, "shop.items_priced");
+        items.routines.erase(std::remove_if(items.routines.begin(), items.routines.end(),
+                                            [](const loupe::report::cost_line& l) { return l.cum == 0; }),
+                             items.routines.end());  // the routines that priced nothing
+        if (items.routines.empty()) {
+            std::printf("%s checked out nothing while the session ran\n", o.user.c_str());
+        } else {
+            std::fputs(loupe::report::format_flat_report(items).c_str(), stdout);
+        }
     } catch (const loupe::error& e) {
         std::fprintf(stderr, "app_server: %s\n", e.what());
         return 1;

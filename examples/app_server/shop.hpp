@@ -1,7 +1,10 @@
 // The demo's application: a toy shop with three endpoints, instrumented the
-// way a runtime would use loupe (zones around the work, counters for sizes).
+// way a runtime would use loupe: zones around the work, counters for sizes,
+// and a push metric of its own, "shop.items_priced" (the cart lines priced
+// at checkout, charged to the zone that prices them).
 // The work is simulated with busy loops whose length depends on the input,
-// so that some users' requests are measurably slower than others'. Its data
+// so that some users' requests are measurably slower than others'; pricing
+// also builds one line of text per item, so big carts allocate more. Its data
 // lives in three files opened when the shop starts (so before any session):
 // a catalog read by searches, a cart store written by cart updates, and an
 // order journal appended at checkout, all through loupe::io.
@@ -12,6 +15,7 @@
 
 #include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
+#include <loupe/metrics.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -20,6 +24,7 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "http.hpp"
 
@@ -120,8 +125,12 @@ private:
             busy_for(std::chrono::microseconds(20));
         }
         {
-            LOUPE_ZONE("price_order");  // grows with the cart: big carts are slow
+            LOUPE_ZONE("price_order");  // grows with the cart: big carts are slow and allocate more
+            const std::string session = request.header("x-session");
+            std::vector<std::string> order_lines;
+            for (std::size_t i = 1; i <= items; ++i) order_lines.push_back(session + " item " + std::to_string(i));
             busy_for(std::chrono::microseconds(30 + 12 * items));
+            loupe::metric_add(items_priced_, static_cast<std::int64_t>(items));
         }
         {
             LOUPE_ZONE("charge_card");
@@ -142,6 +151,7 @@ private:
     static constexpr std::size_t catalog_page = 4096;
     static constexpr int catalog_pages = 16;
 
+    const loupe::metric_id items_priced_ = loupe::metric("shop.items_priced", "items");
     std::string catalog_path_, carts_path_, orders_path_;
     int catalog_ = -1, carts_fd_ = -1, orders_fd_ = -1;
     std::mutex mutex_;
