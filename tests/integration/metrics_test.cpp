@@ -453,3 +453,32 @@ TEST(Metrics, ANegativeTotalsIntervalIsRefused) {
     EXPECT_NE(start_error(cfg).find("metric_totals_interval = -5 ms: expected 0 (only at the stop) or a positive interval"),
               std::string::npos);
 }
+
+TEST(Metrics, ThreadTotalsOfCpuTimeCoverTheirZonesAndSurviveTheThreadsExit) {
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto s = loupe::start_session(metric_config(mem, {"cpu_time"}));
+    auto spin = [] {
+        volatile std::uint64_t x = 0;
+        for (int i = 0; i < 2000000; ++i) x = x + static_cast<std::uint64_t>(i);
+    };
+    std::thread worker([&] {
+        for (int i = 0; i < 3; ++i) {
+            LOUPE_ZONE("cpu.work");
+            spin();
+        }
+        spin();  // outside any zone: in the thread's total, not in a zone
+    });
+    worker.join();  // exits before the stop: its total comes from its last reading
+    s.stop();
+    const auto events = mem->events();
+    const auto zones = zones_named(events, "cpu.work");
+    ASSERT_EQ(zones.size(), 3u);
+    std::int64_t in_zones = 0;
+    for (const auto& z : zones) in_zones += z.metric(loupe::metrics::cpu_time);
+    std::int64_t total = -1;
+    for (const auto& r : of_kind(events, record_kind::metric_totals)) {
+        if (r.thread_id == zones[0].thread_id) total = r.metric(loupe::metrics::cpu_time, -1);
+    }
+    ASSERT_GT(in_zones, 0);
+    EXPECT_GT(total, in_zones);  // the spin outside the zones is in the total only
+}

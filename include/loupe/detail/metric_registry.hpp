@@ -39,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "loupe/detail/pull_sources.hpp"
 #include "loupe/detail/rseq_add.hpp"
 #include "loupe/detail/thread_state.hpp"
 #include "loupe/metric_types.hpp"
@@ -55,15 +56,23 @@ struct metric_definition {
     metric_source source;
 };
 
-/// One thread's push-metric accumulators (Cum(M,t) in the patent).
+/// One thread's push-metric accumulators (Cum(M,t) in the patent) and what
+/// others need to read its pull metrics.
 struct alignas(64) thread_metrics {
     std::atomic<std::int64_t> value[max_metrics];
     std::atomic<bool> exited;
     std::uint64_t os_tid;
     std::atomic<std::uint64_t> thread_id;  ///< loupe thread id once the thread has a ring (0: not yet)
-    /// Owner only: perf counters of task_clock, cycles, instructions:
-    /// descriptor + 1, 0 not opened yet, -1 could not be opened.
-    int perf_fd[3];
+    /// Perf counters of task_clock, cycles, instructions: descriptor + 1,
+    /// 0 not opened yet, -1 could not be opened. The owner opens them;
+    /// others read them under the registry's mutex (the owner closes them
+    /// at exit under it too).
+    std::atomic<int> perf_fd[3];
+    // Written at attach and at exit under the registry's mutex:
+    clockid_t cpu_clock;                          ///< the owner's CPU-time clock, for other threads
+    bool cpu_clock_valid;
+    std::int64_t cpu_at_attach;                   ///< its reading when the block was attached
+    std::int64_t pull_at_exit[pull_metric_count];  ///< pull metrics' last values (ids 1-4), once exited
     /// Owner only: the metric values read at the entry of each open zone
     /// that carries metrics, innermost last (zones nest, so a stack).
     static constexpr std::uint32_t entry_capacity = 1024;
@@ -181,6 +190,19 @@ public:
     /// Thread exit: marks the block reusable once no metric session runs.
     void detach(thread_metrics* b) noexcept {
         b->exited.store(true, std::memory_order_release);
+    }
+    /// Pull metric `id` of the thread owning `b` (its last value if it
+    /// exited; 0 when it cannot be read). The caller holds mutex().
+    static std::int64_t pull_value_locked(const thread_metrics& b, metric_id id) noexcept {
+        if (b.exited.load(std::memory_order_acquire)) return b.pull_at_exit[id - metric_cpu_time];
+        if (id == metric_cpu_time) return b.cpu_clock_valid ? read_cpu_clock(b.cpu_clock) : 0;
+        return read_perf_counter(b.perf_fd[perf_slot(id)].load(std::memory_order_relaxed));
+    }
+    /// What pull metric `id` read for `b` before it counted for a session
+    /// that started before the block was attached: its CPU time then; perf
+    /// counters start at 0 when opened.
+    static std::int64_t pull_origin(const thread_metrics& b, metric_id id) noexcept {
+        return id == metric_cpu_time ? b.cpu_at_attach : 0;
     }
     /// Calls f(block) for every block; the caller holds mutex().
     template <class F>
@@ -304,15 +326,21 @@ inline metric_id metric_registry::define(std::string_view name, std::string_view
 }
 
 namespace metric_registry_detail {
+// Thread exit: keeps the pull metrics' last values for the totals, closes
+// the perf counters, and marks the block reusable.
 inline void on_thread_exit(void* p) noexcept {
     metric_registry& r = metrics_registry();
     // Later deltas of this thread (other exit hooks that allocate) go to the
     // overflow block: the thread's own block may be reused from now on.
     t_state.metrics = &g_overflow_metrics;
     auto* b = static_cast<thread_metrics*>(p);
-    for (int& fd : b->perf_fd) {
-        if (fd > 0) ::close(fd - 1);
-        fd = 0;
+    std::lock_guard<std::mutex> lock(r.mutex());
+    b->pull_at_exit[0] = read_cpu_clock(CLOCK_THREAD_CPUTIME_ID);
+    for (metric_id id = first_perf_metric; id < metric_cpu_time + pull_metric_count; ++id) {
+        std::atomic<int>& fd = b->perf_fd[perf_slot(id)];
+        b->pull_at_exit[id - metric_cpu_time] = read_perf_counter(fd.load(std::memory_order_relaxed));
+        if (fd.load(std::memory_order_relaxed) > 0) ::close(fd.load(std::memory_order_relaxed) - 1);
+        fd.store(0, std::memory_order_relaxed);
     }
     r.detach(b);
 }
@@ -351,6 +379,8 @@ inline thread_metrics* metric_registry::attach_current_thread() noexcept {
         b->os_tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
 #endif
         b->thread_id.store(ts.owned_ring ? ts.owned_ring->thread_id : 0, std::memory_order_relaxed);
+        b->cpu_clock_valid = pthread_getcpuclockid(pthread_self(), &b->cpu_clock) == 0;
+        b->cpu_at_attach = read_cpu_clock(CLOCK_THREAD_CPUTIME_ID);
         if (!exit_key_ok_) exit_key_ok_ = pthread_key_create(&exit_key_, &metric_registry_detail::on_thread_exit) == 0;
         if (exit_key_ok_) pthread_setspecific(exit_key_, b);
         return ts.metrics = b;

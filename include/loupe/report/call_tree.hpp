@@ -22,12 +22,13 @@
 //   path from the root to the node, itself included (1 when not recursive).
 // Each thread has one root, "thread <name> (tid <os tid>)" ("thread <id>
 // (tid ...)" when unnamed), with calls 1. For a push metric of a complete
-// trace, the root's base is the thread's total for the session (its
-// METRIC_TOTALS record; 0 when it has none) minus the cum of its outermost
+// trace, and for a pull metric (cpu_time, ...) whose total the thread's
+// METRIC_TOTALS record holds, the root's base is the thread's total for the
+// session (a push metric with no record: 0) minus the cum of its outermost
 // zones: what the thread did outside any zone, so that the bases of all
-// nodes add up to the recorded total. Wall time and pull metrics (cpu_time,
-// cycles, ...) have no totals record, and neither has a cut-short trace:
-// then the root's base is 0 and its cum is what its zones hold.
+// nodes add up to the recorded total. Wall time has no total, and a
+// cut-short trace may lack them: then the root's base is 0 and its cum is
+// what its zones hold.
 //
 // Reports, each a struct with a text and a JSON form, for one metric chosen
 // by name (an unknown or unavailable metric throws loupe::error saying so):
@@ -364,13 +365,13 @@ inline call_tree build_call_tree(const trace& t) {
     }
     // The recorded per-thread totals, by metric index (a metric a thread
     // did not change has no value).
-    std::unordered_map<std::uint64_t, std::vector<std::int64_t>> recorded;
+    std::unordered_map<std::uint64_t, std::vector<std::optional<std::int64_t>>> recorded;
     for (const trace_metric_totals& r : t.metric_totals) {
         if (r.per_cpu) continue;
-        std::vector<std::int64_t>& row = recorded[r.thread_id];
+        std::vector<std::optional<std::int64_t>>& row = recorded[r.thread_id];
         row.resize(m);
         for (const metric_value& v : r.values) {
-            if (index_of[v.id] < m) row[index_of[v.id]] += v.value;
+            if (index_of[v.id] < m) row[index_of[v.id]] = v.value;
         }
     }
 
@@ -383,11 +384,14 @@ inline call_tree build_call_tree(const trace& t) {
         thread.thread_id = th.id;
         thread.os_tid = th.os_tid;
         thread.name = th.name;
-        // A complete trace has every push metric's totals (0 when not written).
+        // A complete trace has every push metric's totals (0 when not
+        // written); a pull metric's total is known where a record has it.
         thread.totals.resize(m);
         for (std::size_t k = 0; k < m; ++k) {
-            if (t.complete && out.metrics[k].source == metric_source::push) {
-                thread.totals[k] = rec != recorded.end() ? rec->second[k] : 0;
+            if (rec != recorded.end() && rec->second[k]) {
+                thread.totals[k] = rec->second[k];
+            } else if (t.complete && out.metrics[k].source == metric_source::push) {
+                thread.totals[k] = 0;
             }
         }
         out.names.push_back(detail::root_label(th));  // never shared with a routine
