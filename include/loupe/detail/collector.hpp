@@ -95,12 +95,12 @@ inline void runtime::collector_main() noexcept {
             if (was_retired && d.complete) retired.push_back(r);
         }
         for (std::uint64_t m = live_mask; m != 0; m &= m - 1) report_ringless_drops(*live[__builtin_ctzll(m)]);
-        // A session ends only after a pass that emptied every ring; otherwise
-        // it stays `stopping` and the next pass (with a fresh snapshot) ends it.
         for (std::uint64_t m = live_mask; m != 0; m &= m - 1) {
             const auto& s = live[__builtin_ctzll(m)];
             if (std::find(finishing.begin(), finishing.end(), s) == finishing.end()) report_metric_totals_if_due(*s, rings);
         }
+        // A session ends only after a pass that emptied every ring; otherwise
+        // it stays `stopping` and the next pass (with a fresh snapshot) ends it.
         if (!complete) finishing.clear();
         for (auto& s : finishing) finish_session(*s, rings);
         if (steady_clock::now() - last_flush > seconds(1)) {
