@@ -4,6 +4,7 @@
 // schema (tests/data/perfetto_trace.proto).
 #include <gtest/gtest.h>
 
+#include <loupe/detail/trace_encoder.hpp>
 #include <loupe/reader.hpp>
 #include <loupe/report/text.hpp>
 #include <loupe/sinks/perfetto_sink.hpp>
@@ -13,6 +14,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <thread>
 #include <sstream>
@@ -202,6 +204,67 @@ TEST(PerfettoOutput, ProtocDecodesItAgainstPerfettosSchema) {
     EXPECT_EQ(count("double_counter_value: 0.5"), 2u);
     // Uncompressed output is the same packets, readable by protoc directly.
     EXPECT_EQ(protoc_decode(loupe::viewer::to_perfetto(t, {false}), "perfetto_plain", error), text) << error;
+#endif
+}
+
+// A zone's metric deltas are debug annotations with integer values, their
+// names interned once per sequence, valid against Perfetto's schema.
+TEST(PerfettoOutput, ZoneMetricsAreIntegerDebugAnnotations) {
+    static const loupe::site work{"work", "t.cpp", "f", 1, loupe::site_kind::zone};
+    const loupe::metric_info metrics[] = {{9, "db.rows", "rows", loupe::metric_source::push, true, ""},
+                                          {1, "cpu_time", "ns", loupe::metric_source::pull, true, ""}};
+    loupe::detail::trace_encoder encoder;
+    loupe::session_info session{"metrics", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc,
+                                metrics,   2};
+    loupe::thread_info thread{1, 777, "worker", 1};
+    loupe::record r;
+    r.session = &session;
+    r.kind = loupe::record_kind::session_begin;
+    encoder.encode(r);
+    const loupe::metric_value deltas[][2] = {{{9, 3}, {1, 1500}}, {{9, -4}, {1, 2500}}};
+    for (std::uint64_t i = 0; i < 2; ++i) {
+        loupe::record z;
+        z.session = &session;
+        z.thread = &thread;
+        z.kind = loupe::record_kind::zone;
+        z.where = &work;
+        z.begin_ns = 2000 + 2000 * i;
+        z.end_ns = 3000 + 2000 * i;
+        z.metrics = deltas[i];
+        z.metric_count = 2;
+        encoder.encode(z);
+    }
+    loupe::record end;
+    end.session = &session;
+    end.kind = loupe::record_kind::session_end;
+    end.end_ns = 1'000'000;
+    end.count = 2;
+    encoder.encode(end);
+    encoder.close_batch();
+    const loupe::trace t = loupe::read_trace(encoder.bytes().data(), encoder.bytes().size());
+    const std::string plain = loupe::viewer::to_perfetto(t, {false});
+
+    const pf::model m = pf::replay(plain);
+    ASSERT_TRUE(m.ok) << m.error;
+    const pf::thread_track* worker = track_named(m, "worker");
+    ASSERT_NE(worker, nullptr);
+    ASSERT_EQ(worker->slices.size(), 2u);
+    EXPECT_EQ(worker->slices[0].args, (std::map<std::string, std::string>{{"db.rows", "3"}, {"cpu_time", "1500"}}));
+    EXPECT_EQ(worker->slices[1].args, (std::map<std::string, std::string>{{"db.rows", "-4"}, {"cpu_time", "2500"}}));
+#ifdef LOUPE_PROTOC
+    std::string error;
+    const std::string text = protoc_decode(plain, "perfetto_metrics", error);
+    ASSERT_NE(text, "") << error;
+    auto count = [&](const std::string& needle) {
+        std::size_t n = 0;
+        for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
+        return n;
+    };
+    EXPECT_EQ(count("name: \"db.rows\""), 1u);  // interned once
+    EXPECT_EQ(count("name: \"cpu_time\""), 1u);
+    EXPECT_EQ(count("int_value: 3\n"), 1u);
+    EXPECT_EQ(count("int_value: -4\n"), 1u);
+    EXPECT_EQ(count("int_value: 2500\n"), 1u);
 #endif
 }
 

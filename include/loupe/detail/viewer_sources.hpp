@@ -8,6 +8,8 @@
 //   bytes per event of the largest thread per worker instead of ~60 per event
 //   of the whole trace: touching fresh memory is the dominant cost of
 //   converting.
+// Zones' metric deltas travel beside the events (thread_zone_metrics), by event
+// index, so the 24-byte events and the threads without metrics pay nothing.
 #pragma once
 
 #include <algorithm>
@@ -17,10 +19,12 @@
 #include <string>
 #include <system_error>
 #include <thread>
+#include <type_traits>
 #include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "loupe/config.hpp"
 #include "loupe/detail/viewer_timeline.hpp"
 #include "loupe/error.hpp"
 #include "loupe/reader.hpp"
@@ -95,13 +99,92 @@ inline const trace_io_op* io_operation_of(const trace& t, const timeline_event& 
     return e.site() >= t.sites.size() ? &t.io_ops[e.site() - t.sites.size()] : nullptr;
 }
 
+/// The metric deltas of one thread's zones, by index in its timeline
+/// events. Values are the trace's (trace::metric_values) or, decoded from
+/// ZONE_METRICS records, the thread's own (values()). Most threads, and all
+/// of a trace without metrics, have none: writers then do not look (empty()).
+/// Not thread-safe (of() keeps a search hint): one per converting thread.
+class thread_zone_metrics {
+public:
+    struct span {
+        const metric_value* values = nullptr;
+        std::uint32_t count = 0;
+    };
+
+    /// Values from an in-memory trace (add's `first` indexes them).
+    explicit thread_zone_metrics(const std::vector<metric_value>& model_values) : values_(&model_values) {}
+    /// Values of their own (values(), which add's `first` indexes).
+    thread_zone_metrics() : values_(&own_) {}
+    thread_zone_metrics(const thread_zone_metrics&) = delete;
+    thread_zone_metrics& operator=(const thread_zone_metrics&) = delete;
+
+    void clear() {
+        entries_.clear();
+        own_.clear();
+        hint_ = 0;
+    }
+    bool empty() const noexcept { return entries_.empty(); }
+    /// Where decoded values go (own values only).
+    std::vector<metric_value>& values() noexcept { return own_; }
+    /// Event `event` (greater than the events added before) carries the
+    /// `count` values from index `first` on.
+    void add(std::uint32_t event, std::size_t first, std::size_t count) {
+        if (count == 0) return;
+        entries_.push_back({event, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count)});
+    }
+
+    /// The deltas of event `event`, or none. Writers ask in begin order,
+    /// which is close to event order: the search starts from the previous
+    /// answer and walks a few steps before falling back to a binary search.
+    /// Out of line: writers call it only for threads that have some, and
+    /// keep their per-event code small.
+    LOUPE_NOINLINE span of(std::uint32_t event) const noexcept {
+        const std::size_t n = entries_.size();
+        if (n == 0) return {};
+        std::size_t i = hint_ < n ? hint_ : n - 1;
+        for (int steps = 0; steps < 8 && entries_[i].event < event && i + 1 < n; ++steps) ++i;
+        for (int steps = 0; steps < 8 && entries_[i].event > event && i > 0; ++steps) --i;
+        if (entries_[i].event != event) {
+            const auto it = std::lower_bound(entries_.begin(), entries_.end(), event,
+                                             [](const entry& e, std::uint32_t k) { return e.event < k; });
+            if (it == entries_.end() || it->event != event) return {};
+            i = static_cast<std::size_t>(it - entries_.begin());
+        }
+        hint_ = i;
+        return {values_->data() + entries_[i].first, entries_[i].count};
+    }
+
+    /// merge_io inserted an event before the old `at`-th: the events from
+    /// there on move one place. Calls come with `at` not decreasing; the
+    /// last, end_renumbering(inserted), moves what remains.
+    void renumber_before(std::uint32_t at, std::uint32_t inserted_so_far) noexcept {
+        for (; next_ < entries_.size() && entries_[next_].event < at; ++next_) entries_[next_].event += inserted_so_far;
+    }
+    void end_renumbering(std::uint32_t inserted) noexcept {
+        for (; next_ < entries_.size(); ++next_) entries_[next_].event += inserted;
+        next_ = 0;
+    }
+
+private:
+    struct entry {
+        std::uint32_t event;
+        std::uint32_t first;
+        std::uint32_t count;
+    };
+    std::vector<entry> entries_;  // by event
+    std::vector<metric_value> own_;
+    const std::vector<metric_value>* values_;
+    std::size_t next_ = 0;          // renumbering: the first entry not moved yet
+    mutable std::size_t hint_ = 0;  // the previous answer of of()
+};
+
 /// Merges a thread's I/O operations (`ops`, by end time) into its events
 /// (in record order: a zone at its end, others at their time), each as a
-/// zone in `context_of(op)`. At equal times an operation comes first: it
-/// ends inside the zone that ends with it.
+/// zone in `context_of(op)`, and renumbers `metrics` to match. At equal
+/// times an operation comes first: it ends inside the zone that ends with it.
 template <class ContextOf>
 void merge_io(const trace& t, const std::vector<std::uint32_t>& ops, std::vector<timeline_event>& events,
-              std::vector<timeline_event>& scratch, ContextOf&& context_of) {
+              std::vector<timeline_event>& scratch, thread_zone_metrics& metrics, ContextOf&& context_of) {
     if (ops.empty()) return;
     check_convertible(t.sites.size() + t.io_ops.size(), events.size() + ops.size());
     scratch.clear();
@@ -109,13 +192,16 @@ void merge_io(const trace& t, const std::vector<std::uint32_t>& ops, std::vector
     const auto record_time = [](const timeline_event& e) {
         return e.type() == event_type::zone ? e.end_or_value : e.begin_ns;
     };
+    const bool renumber = !metrics.empty();
     std::size_t next = 0;
-    for (const std::uint32_t k : ops) {
-        const trace_io_op& op = t.io_ops[k];
+    for (std::uint32_t i = 0; i < ops.size(); ++i) {
+        const trace_io_op& op = t.io_ops[ops[i]];
         while (next < events.size() && record_time(events[next]) < op.end_ns) scratch.push_back(events[next++]);
-        scratch.push_back(timeline_event::make(event_type::zone, static_cast<std::uint32_t>(t.sites.size() + k),
+        if (renumber) metrics.renumber_before(static_cast<std::uint32_t>(next), i);
+        scratch.push_back(timeline_event::make(event_type::zone, static_cast<std::uint32_t>(t.sites.size() + ops[i]),
                                                op.begin_ns, op.end_ns, 0.0, context_of(op)));
     }
+    if (renumber) metrics.end_renumbering(static_cast<std::uint32_t>(ops.size()));
     scratch.insert(scratch.end(), events.begin() + static_cast<std::ptrdiff_t>(next), events.end());
     events.swap(scratch);
 }
@@ -203,8 +289,9 @@ private:
 };
 
 /// Calls `visit(const trace_thread&, const std::vector<timeline_event>&,
-/// const thread_contexts&)` for every thread of an in-memory trace that has
-/// events, in the order of trace::threads.
+/// const thread_contexts&, const thread_zone_metrics&)` (or, for a visitor that
+/// takes three arguments, without the metrics) for every thread of an
+/// in-memory trace that has events, in the order of trace::threads.
 template <class Visitor>
 void for_each_thread_events(const trace& t, Visitor&& visit) {
     check_convertible(t.sites.size(), t.events.size());
@@ -244,20 +331,31 @@ void for_each_thread_events(const trace& t, Visitor&& visit) {
     const site_indexes site_index(t);
     const thread_io_ops io(t);
     std::vector<timeline_event> events, scratch;
+    thread_zone_metrics metrics(t.metric_values);
     for (std::size_t th = 0; th < t.threads.size(); ++th) {
         const std::vector<std::uint32_t>& ops = io.of(t.threads[th].id);
         if (first[th] == first[th + 1] && ops.empty()) continue;
         events.clear();
+        metrics.clear();
         for (std::size_t k = first[th]; k < first[th + 1]; ++k) {
             const trace_event& e = t.events[grouped[k]];
             const std::uint32_t ctx = e.context == no_context ? timeline_event::no_context : local_index[e.context];
+            if (e.metrics_count != 0) {
+                metrics.add(static_cast<std::uint32_t>(events.size()), e.metrics_begin, e.metrics_count);
+            }
             events.push_back(timeline_event::make(e.type, site_index(e.site_id), e.begin_ns, e.end_ns, e.value, ctx));
         }
-        merge_io(t, ops, events, scratch, [&](const trace_io_op& op) {
+        merge_io(t, ops, events, scratch, metrics, [&](const trace_io_op& op) {
             return op.context == no_context ? timeline_event::no_context : local_index[op.context];
         });
         auto it = contexts_of.find(t.threads[th].id);
-        visit(t.threads[th], events, it == contexts_of.end() ? none : it->second);
+        const thread_contexts& contexts = it == contexts_of.end() ? none : it->second;
+        if constexpr (std::is_invocable_v<Visitor&, const trace_thread&, const std::vector<timeline_event>&,
+                                          const thread_contexts&, const thread_zone_metrics&>) {
+            visit(t.threads[th], events, contexts, static_cast<const thread_zone_metrics&>(metrics));
+        } else {
+            visit(t.threads[th], events, contexts);
+        }
     }
 }
 
@@ -269,6 +367,9 @@ public:
     struct thread_records {
         std::vector<std::uint64_t> events_records;   // offsets, in file order
         std::vector<std::pair<std::uint64_t, std::uint64_t>> context_records;  // (time, offset), in file order
+        // (index in events_records of the EVENTS record whose last event the
+        // deltas belong to, offset of the ZONE_METRICS record), in file order
+        std::vector<std::pair<std::size_t, std::uint64_t>> zone_metrics_records;
         std::uint64_t event_bytes = 0;               // EVENTS payload bytes (an event takes >= 3)
     };
 
@@ -280,7 +381,17 @@ public:
         // Payload size from the record's framing (validated by the decoder).
         trace_cursor head(data_, offset, size_);
         head.u8("record kind");
-        r.event_bytes += head.varint("record length");
+        const std::uint64_t length = head.varint("record length");
+        r.event_bytes += length;
+        // The trace's latest event is now this record's last one, unless it
+        // holds none (the payload is just the thread id).
+        std::size_t id_bytes = 1;
+        for (std::uint64_t id = thread_id; id >= 0x80; id >>= 7) ++id_bytes;
+        if (length > id_bytes) {
+            last_events_ = &r;
+            last_events_thread_ = thread_id;
+            last_event_has_metrics_ = false;
+        }
     }
     void on_context(std::uint64_t offset, const trace_context& c) override {
         if (c.thread_id != context_thread_ || !context_records_) {  // a thread's contexts mostly come in runs
@@ -293,9 +404,17 @@ public:
         trace_builder::on_site(offset, s);
         site_offsets.push_back(offset);
     }
-    // Events are not decoded in this pass, so there is no zone to attach a
-    // zone's metrics to (the viewers do not show them yet).
-    void on_zone_metrics(std::uint64_t, const trace_zone_metrics&) override {}
+    // Events are not decoded in this pass: a zone's deltas are noted with
+    // the EVENTS record they follow, and the second pass (decode_thread)
+    // attaches them to its last event, checking that it is a zone.
+    void on_zone_metrics(std::uint64_t offset, const trace_zone_metrics& z) override {
+        if (!last_events_ || last_events_thread_ != z.thread_id || last_event_has_metrics_) {
+            throw trace_error(offset, "ZONE_METRICS of thread " + std::to_string(z.thread_id) +
+                                          " does not follow a zone of that thread");
+        }
+        last_events_->zone_metrics_records.emplace_back(last_events_->events_records.size() - 1, offset);
+        last_event_has_metrics_ = !z.values.empty();
+    }
 
     std::unordered_map<std::uint64_t, thread_records> records;
     std::vector<std::uint64_t> site_offsets;  // where each site (trace::sites order) is defined
@@ -305,6 +424,9 @@ private:
     std::size_t size_;
     std::uint64_t context_thread_ = 0;
     std::vector<std::pair<std::uint64_t, std::uint64_t>>* context_records_ = nullptr;  // of context_thread_
+    thread_records* last_events_ = nullptr;  // of the EVENTS record holding the trace's latest event
+    std::uint64_t last_events_thread_ = 0;
+    bool last_event_has_metrics_ = false;  // a ZONE_METRICS with values followed that event
 };
 
 // The payload of the record at `offset` (validated by the first pass),
@@ -343,11 +465,33 @@ struct thread_buffers {
     std::vector<timeline_event> events;
     std::vector<timeline_event> scratch;
     thread_contexts contexts;
+    thread_zone_metrics metrics;   ///< of `events`, decoded from ZONE_METRICS records
     std::size_t trace_events = 0;  ///< of `events`, those from EVENTS records (not I/O)
 };
 
-/// The second pass for one thread: decodes its contexts and events into `b`
-/// and merges its I/O operations (`ops`, from the first pass) in.
+/// Decodes the ZONE_METRICS record at `offset` (validated by the first
+/// pass) as the deltas of the thread's latest event, which must be a zone.
+inline void decode_zone_metrics(const unsigned char* data, std::size_t size, std::uint64_t offset,
+                                const trace_thread& thread, thread_buffers& b) {
+    if (b.events.empty() || b.events.back().type() != event_type::zone) {
+        throw trace_error(offset, "ZONE_METRICS of thread " + std::to_string(thread.id) +
+                                      " does not follow a zone of that thread");
+    }
+    trace_cursor c = record_after_thread(data, size, offset);
+    std::vector<metric_value>& values = b.metrics.values();
+    const std::size_t first = values.size();
+    for (std::uint64_t n = c.varint("ZONE_METRICS count"); n > 0; --n) {
+        metric_value v;
+        v.id = static_cast<metric_id>(c.varint("metric id"));
+        v.value = format::unzigzag(c.varint("metric value"));
+        values.push_back(v);
+    }
+    b.metrics.add(static_cast<std::uint32_t>(b.events.size() - 1), first, values.size() - first);
+}
+
+/// The second pass for one thread: decodes its contexts, events and zones'
+/// metrics into `b` and merges its I/O operations (`ops`, from the first
+/// pass) in.
 /// Throws loupe::trace_error for a bad event (the first pass does not look
 /// inside EVENTS records).
 inline void decode_thread(const unsigned char* data, std::size_t size, const trace& skeleton,
@@ -362,8 +506,11 @@ inline void decode_thread(const unsigned char* data, std::size_t size, const tra
 
     b.events.clear();
     b.events.reserve(static_cast<std::size_t>(records.event_bytes / 3));
+    b.metrics.clear();
     std::uint64_t base_ns = skeleton.session.start_ns;
-    for (const std::uint64_t offset : records.events_records) {
+    auto zone_metrics = records.zone_metrics_records.begin();
+    for (std::size_t r = 0; r < records.events_records.size(); ++r) {
+        const std::uint64_t offset = records.events_records[r];
         trace_cursor c = record_after_thread(data, size, offset);
         c.bounded_by_record = true;
         decode_event_list(
@@ -374,10 +521,14 @@ inline void decode_thread(const unsigned char* data, std::size_t size, const tra
                 b.events.push_back(timeline_event::make(e.type, site_index(e.site_id), e.begin_ns, e.end_ns, e.value,
                                                         contexts.at(e.begin_ns)));
             });
+        for (; zone_metrics != records.zone_metrics_records.end() && zone_metrics->first == r; ++zone_metrics) {
+            decode_zone_metrics(data, size, zone_metrics->second, thread, b);
+        }
     }
     check_convertible(skeleton.sites.size(), b.events.size());  // indexes within a thread are 32-bit
     b.trace_events = b.events.size();
-    merge_io(skeleton, ops, b.events, b.scratch, [&](const trace_io_op& op) { return contexts.at(op.begin_ns); });
+    merge_io(skeleton, ops, b.events, b.scratch, b.metrics,
+             [&](const trace_io_op& op) { return contexts.at(op.begin_ns); });
 }
 
 /// Runs a viewer writer (begin(expected_events), thread(thread, events),
@@ -386,7 +537,9 @@ template <class Writer>
 void write_viewer(const trace& t, Writer& writer) {
     writer.begin(t.events.size());
     for_each_thread_events(t, [&](const trace_thread& thread, const std::vector<timeline_event>& events,
-                                  const thread_contexts& contexts) { writer.thread(thread, events, contexts); });
+                                  const thread_contexts& contexts, const thread_zone_metrics& metrics) {
+        writer.thread(thread, events, contexts, metrics);
+    });
     writer.finish();
 }
 
@@ -426,7 +579,7 @@ void convert_viewer(const void* data, std::size_t size, trace& skeleton, decode_
             decode_thread(bytes, size, skeleton, site_index, index.site_offsets, *thread, *thread_records,
                           io.of(thread->id), b);
             total_events += b.trace_events;
-            writer.thread(*thread, b.events, b.contexts);
+            writer.thread(*thread, b.events, b.contexts, b.metrics);
         }
     } else {
         std::vector<std::string> outputs(work.size());
@@ -443,7 +596,7 @@ void convert_viewer(const void* data, std::size_t size, trace& skeleton, decode_
                                   *work[k].second, io.of(work[k].first->id), b);
                     counts[k] = b.trace_events;
                     local.retarget(outputs[k]);
-                    local.thread(*work[k].first, b.events, b.contexts);
+                    local.thread(*work[k].first, b.events, b.contexts, b.metrics);
                 } catch (...) {
                     errors[k] = std::current_exception();
                 }

@@ -19,6 +19,9 @@
 //   from the zone around it;
 // - I/O operations are complete events named after the operation, with
 //   "args": {"resource": path or peer, "result": bytes or -errno, "fd": n};
+// - a zone's metric deltas go into its "args", one integer per metric,
+//   named after it ("cpu_time":1200, "db.rows":5; metrics this machine
+//   could not measure are left out);
 // - "otherData" holds the session name, its wall-clock start
 //   (wall_anchor_ns, ns since 1970, at timestamp start_ns/1000 µs) and the
 //   number of events lost to full rings.
@@ -35,6 +38,7 @@
 #include <string>
 #include <vector>
 
+#include "loupe/config.hpp"
 #include "loupe/detail/output_file.hpp"
 #include "loupe/detail/viewer_sources.hpp"
 #include "loupe/reader.hpp"
@@ -82,14 +86,16 @@ public:
 
     /// One thread's events (as loupe::detail::for_each_thread_events gives them).
     void thread(const trace_thread& thread, const std::vector<loupe::detail::timeline_event>& events,
-                const loupe::detail::thread_contexts& contexts) {
+                const loupe::detail::thread_contexts& contexts, const loupe::detail::thread_zone_metrics& metrics) {
         contexts_ = &contexts;
+        metrics_ = &metrics;
         tid_ = std::to_string(thread.os_tid != 0 ? thread.os_tid : thread.id);
         if (!thread.name.empty()) {
             *out_ += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + pid_ + ",\"tid\":" + tid_ + ",\"args\":{\"name\":";
             report::json::append_string(*out_, thread.name);
             *out_ += "}}";
         }
+        thread_has_metrics_ = !metrics.empty();
         loupe::detail::replay_thread(events, begins_, [&](const loupe::detail::timeline_step& step) {
             if (step.kind != loupe::detail::timeline_step::end) write_event(events[step.event], step);
         });
@@ -104,6 +110,11 @@ private:
         quoted_sites_.reserve(t_.sites.size() + io::op_count);
         for (const trace_site& s : t_.sites) quoted_sites_.push_back(report::json::quote(s.name));
         for (unsigned o = 0; o < io::op_count; ++o) quoted_sites_.push_back(report::json::quote(io::op_name(static_cast<io::op>(o))));
+        // "name": for each metric shown (defined and available), by id.
+        for (std::string& key : metric_keys_) key.clear();
+        for (const trace_metric& m : t_.metrics) {
+            if (m.available && m.id < max_metrics) metric_keys_[m.id] = report::json::quote(m.name) + ':';
+        }
         pid_ = std::to_string(t_.session.pid);
     }
 
@@ -131,7 +142,12 @@ private:
             shown = contexts_->get(e.context);
             context = &shown;
         }
-        if (context || op) {
+        // A zone's metrics: looked up only on threads that have some.
+        loupe::detail::thread_zone_metrics::span metrics;
+        if (LOUPE_UNLIKELY(thread_has_metrics_) && step.kind == loupe::detail::timeline_step::begin) {
+            metrics = metrics_->of(step.event);
+        }
+        if (context || op || metrics.count != 0) {
             *out_ += ",\"args\":{";
             bool first = true;
             if (op) {
@@ -141,6 +157,7 @@ private:
                 *out_ += ",\"result\":" + std::to_string(op->result) + ",\"fd\":" + std::to_string(op->fd);
                 first = false;
             }
+            if (LOUPE_UNLIKELY(metrics.count != 0)) first = write_metric_args(metrics, first);
             for (unsigned f = 0; context && f < context_field_count; ++f) {
                 if (context->fields[f].empty()) continue;
                 if (!first) *out_ += ',';
@@ -155,11 +172,30 @@ private:
         *out_ += '}';
     }
 
+    // A zone's deltas as "name":value arguments; `first`: no argument
+    // before. Returns whether still none. Cold: most traces have no
+    // metrics, and keeping this out of line and small keeps the per-event
+    // code as fast as without them.
+    LOUPE_COLD bool write_metric_args(loupe::detail::thread_zone_metrics::span metrics, bool first) {
+        for (std::uint32_t i = 0; i < metrics.count; ++i) {
+            const metric_value& v = metrics.values[i];
+            if (v.id >= max_metrics || metric_keys_[v.id].empty()) continue;  // not shown
+            if (!first) *out_ += ',';
+            first = false;
+            *out_ += metric_keys_[v.id];
+            *out_ += std::to_string(v.value);
+        }
+        return first;
+    }
+
     const trace& t_;
     std::string* out_;
     std::vector<std::string> quoted_sites_;
     std::vector<std::uint32_t> begins_;  // scratch for replay_thread
     const loupe::detail::thread_contexts* contexts_ = nullptr;  // of the thread being written
+    const loupe::detail::thread_zone_metrics* metrics_ = nullptr;  // of the thread being written
+    bool thread_has_metrics_ = false;                              // !metrics_->empty()
+    std::string metric_keys_[max_metrics];  // by metric id: "\"name\":" for the metrics shown, else empty
     std::string pid_;
     std::string tid_;
 };

@@ -19,6 +19,9 @@
 // - I/O operations as slices named after the operation, nested in their
 //   zone, annotated with "resource" (path or peer), "result" (bytes, new
 //   descriptor or -errno) and "fd";
+// - a zone's metric deltas as integer annotations on its slice, one per
+//   metric, named after it ("cpu_time", "alloc_bytes", "db.rows"; metrics
+//   this machine could not measure are left out);
 // - events lost to full rings as one instant "loupe: events dropped" on the
 //   process track at the session's end, with the count as an annotation;
 // - a clock snapshot tying the timeline to wall-clock time (REALTIME), so
@@ -44,6 +47,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "loupe/config.hpp"
 #include "loupe/detail/deflate.hpp"
 #include "loupe/detail/output_file.hpp"
 #include "loupe/detail/protobuf_writer.hpp"
@@ -117,6 +121,10 @@ constexpr unsigned request_field = static_cast<unsigned>(context_field::request)
 constexpr unsigned io_annotation_first = context_field_count;
 constexpr const char* io_annotation_names[] = {"resource", "result", "fd"};
 constexpr unsigned io_annotation_count = 3;
+// A zone's metric deltas: one annotation per metric, integer values, names
+// interned after the I/O ones (by metric id) once per sequence, when the
+// thread's track is described (see write_metric_names).
+constexpr unsigned metric_annotation_first = io_annotation_first + io_annotation_count;
 
 // Track uuids: a hash of (pid, kind, id), so tracks of several processes
 // can share one timeline without colliding.
@@ -151,9 +159,10 @@ public:
     /// them). Its packets end in their own group: a thread's output does not
     /// depend on the threads written before it.
     void thread(const trace_thread& thread, const std::vector<loupe::detail::timeline_event>& events,
-                const loupe::detail::thread_contexts& contexts) {
+                const loupe::detail::thread_contexts& contexts, const loupe::detail::thread_zone_metrics& metrics) {
         contexts_ = &contexts;
         events_ = &events;
+        metrics_ = &metrics;
         write_thread(thread);
         flush();
     }
@@ -174,6 +183,15 @@ private:
         // Compressed: 0.5-5 bytes per event; plain: about 11 per begin or end packet.
         result_->reserve(result_->size() + (compress_ ? 2 : 24) * expected_events + 4096);
         interned_sites_.assign(t_.sites.size() + io::op_count, false);  // sites, then I/O op names
+        for (std::string_view& name : metric_names_) name = {};
+        for (const trace_metric& m : t_.metrics) {
+            if (m.available && m.id < max_metrics) metric_names_[m.id] = m.name;
+        }
+    }
+
+    // Whether a zone's delta is shown: its metric is defined and available.
+    bool metric_shown(const metric_value& v) const noexcept {
+        return v.id < max_metrics && !metric_names_[v.id].empty();
     }
 
     // An event's name: its site's, or for an I/O operation its op's (name
@@ -285,6 +303,8 @@ private:
         if (!thread.name.empty()) pb::append_bytes(out_, field::thread_name, printable_text(thread.name));
         pb::close(out_, descriptor);
         pb::close(out_, track);
+        thread_has_metrics_ = !metrics_->empty();
+        if (thread_has_metrics_) write_metric_names();
         close_packet(packet);
 
         loupe::detail::replay_thread(*events_, begins_,
@@ -325,6 +345,8 @@ private:
         }
         if (step.kind == loupe::detail::timeline_step::begin) {
             if (const trace_io_op* op = loupe::detail::io_operation_of(t_, e)) write_io_annotations(*op);
+            // A zone's metrics: looked up only on threads that have some.
+            if (LOUPE_UNLIKELY(thread_has_metrics_)) write_metric_annotations(step.event);
         }
         if (context) {
             for (unsigned f = 0; f < context_field_count; ++f) {
@@ -345,18 +367,44 @@ private:
 
     void write_io_annotations(const trace_io_op& op) {
         const trace_io_resource* resource = t_.find_io_resource(op.resource_id);
-        std::size_t annotation = pb::open(out_, field::event_annotations);
+        const std::size_t annotation = pb::open(out_, field::event_annotations);
         pb::append_uint(out_, field::annotation_name_iid, io_annotation_first + 1);
         pb::append_bytes(out_, field::annotation_string_value,
                          printable_text(resource ? std::string_view(resource->name) : std::string_view("(unknown)")));
         pb::close(out_, annotation);
-        annotation = pb::open(out_, field::event_annotations);
-        pb::append_uint(out_, field::annotation_name_iid, io_annotation_first + 2);
-        pb::append_int(out_, field::annotation_int_value, op.result);
-        pb::close(out_, annotation);
-        annotation = pb::open(out_, field::event_annotations);
-        pb::append_uint(out_, field::annotation_name_iid, io_annotation_first + 3);
-        pb::append_int(out_, field::annotation_int_value, op.fd);
+        append_int_annotation(io_annotation_first + 1, op.result);
+        append_int_annotation(io_annotation_first + 2, op.fd);
+    }
+
+    // The deltas of event `event` of the thread. Cold, as the other metric
+    // writers: most traces have no metrics, and keeping these out of line
+    // and small keeps the per-event code as fast as without them.
+    LOUPE_COLD void write_metric_annotations(std::uint32_t event) {
+        const loupe::detail::thread_zone_metrics::span metrics = metrics_->of(event);
+        for (std::uint32_t i = 0; i < metrics.count; ++i) {
+            const metric_value& v = metrics.values[i];
+            if (metric_shown(v)) append_int_annotation(metric_annotation_first + v.id, v.value);
+        }
+    }
+
+    // The names of the metrics shown, interned for the sequence (in the
+    // packet describing its track: trace_processor reads a packet's
+    // interned_data whatever else it holds) before any slice uses them.
+    LOUPE_COLD void write_metric_names() {
+        const std::size_t interned = pb::open(out_, field::interned_data);
+        for (unsigned id = 0; id < max_metrics; ++id) {
+            if (metric_names_[id].empty()) continue;
+            append_entry(field::interned_annotation_names, metric_annotation_first + id + 1, metric_names_[id]);
+        }
+        pb::close(out_, interned);
+    }
+
+    // An annotation with an integer value, named by iid a + 1 (interned by
+    // intern or write_metric_names).
+    void append_int_annotation(unsigned a, std::int64_t value) {
+        const std::size_t annotation = pb::open(out_, field::event_annotations);
+        pb::append_uint(out_, field::annotation_name_iid, a + 1);
+        pb::append_int(out_, field::annotation_int_value, value);
         pb::close(out_, annotation);
     }
 
@@ -466,9 +514,12 @@ private:
     const std::vector<loupe::detail::timeline_event>* events_ = nullptr;  // the thread being written
     std::vector<std::uint32_t> begins_;  // scratch for replay_thread
     const loupe::detail::thread_contexts* contexts_ = nullptr;  // of the thread being written
+    const loupe::detail::thread_zone_metrics* metrics_ = nullptr;  // of the thread being written
+    bool thread_has_metrics_ = false;                              // !metrics_->empty()
     std::uint64_t thread_id_ = 0;
     std::vector<bool> interned_sites_;  // by site index
     unsigned annotation_names_ = 0;  // bit f: name of context field f interned
+    std::string_view metric_names_[max_metrics];  // by metric id: the shown ones' names, else empty
     std::unordered_map<std::string_view, std::uint64_t> value_iids_;  // context value -> iid, this sequence
     std::uint64_t value_iid_[context_field_count] = {};              // iids of the context being written
     std::string_view last_value_[context_field_count];               // the values value_iid_ belongs to
