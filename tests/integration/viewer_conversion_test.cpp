@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/crafted_trace.hpp"
 #include "support/json_parser.hpp"
 #include "support/perfetto_replay.hpp"
 #include "support/trace_files.hpp"
@@ -412,34 +413,12 @@ std::vector<unsigned char> crafted_metrics_trace(const std::vector<loupe::metric
                                                  const std::vector<crafted_metrics_zone>& zones) {
     static const loupe::site work{"work", "t.cpp", "f", 1, loupe::site_kind::zone};
     static const loupe::site tick{"tick", "t.cpp", "f", 2, loupe::site_kind::instant};
-    loupe::detail::trace_encoder encoder;
-    loupe::session_info session{"crafted", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc,
-                                metrics.data(), metrics.size()};
-    loupe::thread_info thread{1, 777, "crafted-thread", 1};
-    loupe::record r;
-    r.session = &session;
-    r.kind = loupe::record_kind::session_begin;
-    encoder.encode(r);
+    std::vector<loupe_test::crafted_event> events;
     for (const crafted_metrics_zone& z : zones) {
-        loupe::record ev;
-        ev.session = &session;
-        ev.thread = &thread;
-        ev.kind = z.kind;
-        ev.where = z.kind == loupe::record_kind::zone ? &work : &tick;
-        ev.begin_ns = z.begin_ns;
-        ev.end_ns = z.end_ns;
-        ev.metrics = z.deltas.data();
-        ev.metric_count = z.deltas.size();
-        encoder.encode(ev);
+        events.push_back({z.kind, z.kind == loupe::record_kind::zone ? &work : &tick, z.begin_ns, z.end_ns, 0, 0,
+                          z.deltas});
     }
-    loupe::record end;
-    end.session = &session;
-    end.kind = loupe::record_kind::session_end;
-    end.end_ns = 1'000'000;
-    end.count = zones.size();
-    encoder.encode(end);
-    encoder.close_batch();
-    return encoder.bytes();
+    return loupe_test::crafted_trace_bytes(events, metrics);
 }
 
 // Only the metrics the trace says were measured are shown (a delta of an

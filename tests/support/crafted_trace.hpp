@@ -17,12 +17,16 @@ struct crafted_event {
     std::uint64_t end_ns;
     double value = 0;
     std::uint64_t count = 0;  ///< for record_kind::dropped
+    std::vector<loupe::metric_value> deltas = {};  ///< a zone's metric deltas (ZONE_METRICS)
 };
 
-/// `events` in the order the thread records them (a zone when it ends).
-inline loupe::trace crafted_trace(const std::vector<crafted_event>& events) {
+/// The .loupe bytes of `events`, in the order the thread records them (a
+/// zone when it ends), in a session that records `metrics`.
+inline std::vector<unsigned char> crafted_trace_bytes(const std::vector<crafted_event>& events,
+                                                      const std::vector<loupe::metric_info>& metrics = {}) {
     loupe::detail::trace_encoder encoder;
-    loupe::session_info session{"crafted", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc};
+    loupe::session_info session{"crafted", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc,
+                                metrics.data(), metrics.size()};
     loupe::thread_info thread{1, 777, "crafted-thread", 1};
     loupe::record r;
     r.session = &session;
@@ -38,6 +42,8 @@ inline loupe::trace crafted_trace(const std::vector<crafted_event>& events) {
         ev.end_ns = e.end_ns;
         ev.value = e.value;
         ev.count = e.count;
+        ev.metrics = e.deltas.data();
+        ev.metric_count = e.deltas.size();
         encoder.encode(ev);
     }
     loupe::record end;
@@ -49,7 +55,13 @@ inline loupe::trace crafted_trace(const std::vector<crafted_event>& events) {
     }
     encoder.encode(end);
     encoder.close_batch();
-    return loupe::read_trace(encoder.bytes().data(), encoder.bytes().size());
+    return encoder.bytes();
+}
+
+/// `events` as a trace model (see crafted_trace_bytes).
+inline loupe::trace crafted_trace(const std::vector<crafted_event>& events) {
+    const std::vector<unsigned char> bytes = crafted_trace_bytes(events);
+    return loupe::read_trace(bytes.data(), bytes.size());
 }
 
 }  // namespace loupe_test
