@@ -65,6 +65,18 @@ struct session_config {
     /// start, so a long session's trace holds recent totals even if the
     /// process dies). Zero: only at the stop.
     std::chrono::milliseconds metric_totals_interval{10000};
+    /// Parameter specs (params.hpp, docs/params.md), one per line, e.g.
+    /// `method=shop::Cart::add(Item const&,int); param=1; chain=field(sku)|truncate(16)`.
+    /// Recorded on method calls of threads this session records (`kinds`
+    /// must include `kinds::methods`). A syntax error makes start_session
+    /// throw loupe::error naming the line and column; a spec that does not
+    /// fit a method's parameters is reported in the trace (param_apply_error)
+    /// and its values read EnableFailed. Change them while the session runs
+    /// with `session::set_params`.
+    std::string params;
+    /// Bytes of text kept per traced value (strings are cut on a UTF-8
+    /// boundary and flagged truncated with their original size). 8 to 4096.
+    std::size_t param_value_bytes = 256;
 };
 
 /// Counts of one session. For every session:

@@ -17,6 +17,7 @@
 
 #include "loupe/io/types.hpp"
 #include "loupe/metric_types.hpp"
+#include "loupe/params/value.hpp"
 #include "loupe/site.hpp"
 
 namespace loupe {
@@ -61,6 +62,37 @@ enum class record_kind : std::uint8_t {
                     ///< thread's first operation on it in the session (so once per thread, at least)
     metric_totals,  ///< at session end, before `session_end`: `metrics` = what `thread` (or, when
                     ///< `thread` is null, CPU `cpu`) added to each push metric during the session
+    param_spec,     ///< `spec`: a parameter spec of the session, sent before the first value it produced
+                    ///< (and when the session's specs change); `param_value::spec` refers to its index
+    param_apply_error,  ///< `where` (a method site), `apply_error`: a spec that matched the method but
+                        ///< did not fit its parameter types; its values there read EnableFailed.
+                        ///< Once per (site, spec) and session.
+};
+
+/// What a method call carries besides its zone (record_kind::zone whose
+/// `method` is set): the values its parameter specs produced at entry, in
+/// spec order (ascending `param_value::spec`, then chain order).
+struct method_call {
+    const param_value* values = nullptr;
+    std::size_t value_count = 0;
+    bool exceptional = false;  ///< the call left by an exception
+    bool has_cpu = false;      ///< a spec asked for `data=cpu`: the thread CPU clock below is set
+    std::uint64_t cpu_begin_ns = 0;  ///< thread CPU time at entry (after the chains ran)
+    std::uint64_t cpu_end_ns = 0;    ///< thread CPU time at exit
+};
+
+/// A parameter spec as sinks see it (record_kind::param_spec).
+struct param_spec_info {
+    std::uint32_t index = 0;  ///< what `param_value::spec` refers to; stable for the session
+    std::string_view text;    ///< the spec's line as given (session_config::params)
+    std::string_view name;    ///< its `name=` (or the compile-time chain's name), may be empty
+};
+
+/// A spec that matched a method but could not be bound to its parameters
+/// (record_kind::param_apply_error). Timing of the method is still recorded.
+struct param_apply_error {
+    std::uint32_t spec = 0;  ///< index of the spec
+    std::string_view reason;  ///< e.g. "modifier 2 `field(nosuch)`: shop::Item has no field 'nosuch'"
 };
 
 /// One record, as a view. Fields that a kind does not use are zero.
@@ -85,6 +117,11 @@ struct record {
     /// metric_totals without a thread: the CPU number (the number of
     /// configured CPUs stands for any CPU beyond them).
     std::uint32_t cpu = 0;
+    /// zone of a method site (LOUPE_METHOD, LOUPE_FUNCTION_PARAMS): its
+    /// parameter values and exit details; null for other zones.
+    const method_call* method = nullptr;
+    const param_spec_info* spec = nullptr;         ///< for record_kind::param_spec
+    const param_apply_error* apply_error = nullptr;  ///< for record_kind::param_apply_error
 };
 
 /// Base class of every sink.

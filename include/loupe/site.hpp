@@ -9,10 +9,10 @@ namespace loupe {
 
 /// What kind of event a call site produces. Also the bit that the global
 /// "armed" mask and a session's `kinds` use (see `event_kinds`).
-enum class site_kind : std::uint8_t { zone = 1, instant = 2, counter = 3, io = 4 };
+enum class site_kind : std::uint8_t { zone = 1, instant = 2, counter = 3, io = 4, method = 5 };
 
 /// Number of site_kind values plus one (kinds index arrays by their value).
-inline constexpr unsigned site_kind_slots = 5;
+inline constexpr unsigned site_kind_slots = 6;
 
 /// Bit masks of event kinds, for `session_config::kinds`.
 namespace kinds {
@@ -23,7 +23,12 @@ inline constexpr std::uint32_t counters = 1u << static_cast<unsigned>(site_kind:
 /// call-site kind: operations carry an op code, and events of a hand-made
 /// site of that kind are ignored.
 inline constexpr std::uint32_t io = 1u << static_cast<unsigned>(site_kind::io);
-inline constexpr std::uint32_t all = zones | instants | counters | io;
+/// Method calls (LOUPE_METHOD, LOUPE_FUNCTION_PARAMS; params.hpp): timed like
+/// zones, with the values of the session's parameter specs. A method site's
+/// events reach sinks as zones (`record::method` set); `site_kind::method`
+/// is the gate's bit, never a site's own kind.
+inline constexpr std::uint32_t methods = 1u << static_cast<unsigned>(site_kind::method);
+inline constexpr std::uint32_t all = zones | instants | counters | io | methods;
 }  // namespace kinds
 
 /// The `kinds` bit of one site kind.

@@ -232,6 +232,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                 std::memcpy(&rec.value, &raw.t1, sizeof rec.value);
                 break;
             case site_kind::io:  // not a call-site kind (I/O comes as marker + payload): ignored
+            case site_kind::method:  // likewise (method calls come as marker + payload)
                 return true;
         }
         for (; targets != 0; targets &= targets - 1) {

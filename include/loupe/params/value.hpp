@@ -1,0 +1,307 @@
+// Traced parameter values: the typed value a modifier chain ends in, the
+// writer a chain writes it through, and the `traceable<T>` customization
+// point that says how a type becomes a value (US 9,129,056 ¶0139–0142, ¶0156).
+//
+// Values stay typed — bool, signed/unsigned integer, floating point, string,
+// type name, object id, keyed hash, redacted — or carry the status of the
+// first modifier that failed (`null_in_call`, `invalid_index`, …), named as in
+// the patent ("NullInCall", …).
+//
+// Thread-safety: plain values; a writer belongs to one evaluation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <type_traits>
+
+namespace loupe {
+
+/// What a traced value holds. Kinds below `null_value` carry a value; the
+/// others are the outcome of a chain that could not produce one.
+enum class value_kind : std::uint8_t {
+    boolean = 0,
+    integer = 1,           ///< signed, as int64
+    unsigned_integer = 2,  ///< unsigned, as uint64
+    floating = 3,          ///< double (NaN and infinities kept)
+    string = 4,            ///< UTF-8 text, possibly truncated
+    type_name = 5,         ///< a (dynamic) type's name, from `type_of`
+    object_id = 6,         ///< from `object_id`: unique among live objects
+    hash = 7,              ///< from `hash`: keyed 64-bit hash, stable within one process
+    redacted = 8,          ///< from `redact`: only the original size is kept
+    // --- statuses (the patent's names in comments) ---
+    null_value = 16,         ///< "NullValue": the value to trace is null
+    null_in_call = 17,       ///< "NullInCall": a modifier got a null input
+    invalid_index = 18,      ///< "InvalidIndex": `at(i)` out of range
+    exception_in_call = 19,  ///< "ExceptionInCall": a called getter/function threw
+    cast_failed = 20,        ///< "CastFailed": `cast<U>` did not fit the dynamic type
+    enable_failed = 21,      ///< "EnableFailed": the spec did not bind to this method
+    unknown = 22,            ///< "Unknown": a kind this reader does not know
+};
+
+/// True for the status kinds (no value).
+constexpr bool is_status(value_kind k) noexcept { return static_cast<std::uint8_t>(k) >= 16; }
+
+/// The kind's name: "bool", "int", "uint", "double", "string", "type",
+/// "object_id", "hash", "redacted", or the patent's status name
+/// ("NullValue", "NullInCall", "InvalidIndex", "ExceptionInCall",
+/// "CastFailed", "EnableFailed", "Unknown").
+constexpr const char* to_string(value_kind k) noexcept {
+    switch (k) {
+        case value_kind::boolean: return "bool";
+        case value_kind::integer: return "int";
+        case value_kind::unsigned_integer: return "uint";
+        case value_kind::floating: return "double";
+        case value_kind::string: return "string";
+        case value_kind::type_name: return "type";
+        case value_kind::object_id: return "object_id";
+        case value_kind::hash: return "hash";
+        case value_kind::redacted: return "redacted";
+        case value_kind::null_value: return "NullValue";
+        case value_kind::null_in_call: return "NullInCall";
+        case value_kind::invalid_index: return "InvalidIndex";
+        case value_kind::exception_in_call: return "ExceptionInCall";
+        case value_kind::cast_failed: return "CastFailed";
+        case value_kind::enable_failed: return "EnableFailed";
+        case value_kind::unknown: return "Unknown";
+    }
+    return "Unknown";
+}
+
+/// One traced value, as a view. `text` (string, type_name) points into
+/// storage owned by whoever produced the view (a writer, a record, a trace).
+struct param_value {
+    std::uint32_t spec = 0;  ///< index of the spec that produced it in its session (stable order)
+    value_kind kind = value_kind::unknown;
+    bool truncated = false;          ///< string/type_name cut to the value budget
+    std::uint32_t original_size = 0;  ///< string/type_name/redacted: size in bytes before truncation
+    std::uint64_t bits = 0;          ///< boolean (0/1), integer, unsigned, double bits, object id, hash
+    std::string_view text;           ///< string, type_name
+
+    bool as_bool() const noexcept { return bits != 0; }
+    std::int64_t as_int() const noexcept { return static_cast<std::int64_t>(bits); }
+    std::uint64_t as_uint() const noexcept { return bits; }
+    double as_double() const noexcept {
+        double d;
+        std::memcpy(&d, &bits, sizeof d);
+        return d;
+    }
+};
+
+/// Formats a value for people: `true`, `-3`, `2.5`, the text (followed by
+/// `…` when truncated), `<redacted 12 B>`, `#1f2e…` for hashes, `@0x…` for
+/// object ids, or the status name. Not the hot path.
+inline std::string format_value(const param_value& v) {
+    char buf[64];
+    switch (v.kind) {
+        case value_kind::boolean: return v.as_bool() ? "true" : "false";
+        case value_kind::integer: return std::to_string(v.as_int());
+        case value_kind::unsigned_integer: return std::to_string(v.as_uint());
+        case value_kind::floating: {
+            std::snprintf(buf, sizeof buf, "%.17g", v.as_double());
+            return buf;
+        }
+        case value_kind::string:
+        case value_kind::type_name: return v.truncated ? std::string(v.text) + "\xE2\x80\xA6" : std::string(v.text);
+        case value_kind::object_id:
+            std::snprintf(buf, sizeof buf, "@0x%llx", static_cast<unsigned long long>(v.bits));
+            return buf;
+        case value_kind::hash:
+            std::snprintf(buf, sizeof buf, "#%016llx", static_cast<unsigned long long>(v.bits));
+            return buf;
+        case value_kind::redacted:
+            std::snprintf(buf, sizeof buf, "<redacted %u B>", v.original_size);
+            return buf;
+        default: return to_string(v.kind);
+    }
+}
+
+/// The longest prefix of `s` of at most `n` bytes that does not end inside a
+/// UTF-8 sequence.
+constexpr std::string_view utf8_prefix(std::string_view s, std::size_t n) noexcept {
+    if (s.size() <= n) return s;
+    std::size_t cut = n;
+    // Step back over continuation bytes (10xxxxxx) to the start of the sequence the cut falls in.
+    while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+    return s.substr(0, cut);
+}
+
+/// Where a chain writes its one result: a typed value, or a status. Text is
+/// copied into the writer's bounded buffer (cut on a UTF-8 boundary, flagged
+/// truncated with the original size); nothing allocates.
+///
+/// A chain writes exactly once; a later write replaces the earlier one.
+class value_writer {
+public:
+    /// `buffer` holds up to `capacity` bytes of text (the value budget).
+    value_writer(char* buffer, std::size_t capacity) noexcept : buffer_(buffer), capacity_(capacity) {}
+
+    void write_bool(bool b) noexcept { scalar(value_kind::boolean, b ? 1 : 0); }
+    void write_int(std::int64_t i) noexcept { scalar(value_kind::integer, static_cast<std::uint64_t>(i)); }
+    void write_uint(std::uint64_t u) noexcept { scalar(value_kind::unsigned_integer, u); }
+    void write_double(double d) noexcept {
+        std::uint64_t b;
+        std::memcpy(&b, &d, sizeof b);
+        scalar(value_kind::floating, b);
+    }
+    void write_object_id(std::uint64_t id) noexcept { scalar(value_kind::object_id, id); }
+    void write_hash(std::uint64_t h) noexcept { scalar(value_kind::hash, h); }
+    /// Text; `original_size` is the size before an earlier cut (a `truncate`
+    /// modifier), or npos for "this is the whole text".
+    void write_string(std::string_view s, std::size_t original_size = std::string_view::npos) noexcept {
+        text(value_kind::string, s, original_size);
+    }
+    void write_type_name(std::string_view s) noexcept { text(value_kind::type_name, s, std::string_view::npos); }
+    /// Keeps only the size of a secret.
+    void write_redacted(std::size_t original_size) noexcept {
+        value_.kind = value_kind::redacted;
+        value_.bits = 0;
+        value_.text = {};
+        value_.truncated = false;
+        value_.original_size = clamp32(original_size);
+    }
+    /// The chain failed: `status` is one of the status kinds.
+    void fail(value_kind status) noexcept {
+        value_.kind = status;
+        value_.bits = 0;
+        value_.text = {};
+        value_.truncated = false;
+        value_.original_size = 0;
+    }
+
+    /// The text budget (bytes).
+    std::size_t capacity() const noexcept { return capacity_; }
+    /// Scratch space of `capacity()` bytes for modifiers that format text
+    /// (to_string) before passing it on; a later write_string may read from it.
+    char* scratch() noexcept { return buffer_; }
+
+    const param_value& value() const noexcept { return value_; }
+    bool written() const noexcept { return value_.kind != value_kind::unknown; }
+
+private:
+    static std::uint32_t clamp32(std::size_t n) noexcept {
+        return n > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<std::uint32_t>(n);
+    }
+    void scalar(value_kind k, std::uint64_t bits) noexcept {
+        value_.kind = k;
+        value_.bits = bits;
+        value_.text = {};
+        value_.truncated = false;
+        value_.original_size = 0;
+    }
+    void text(value_kind k, std::string_view s, std::size_t original_size) noexcept {
+        const std::string_view kept = utf8_prefix(s, capacity_);
+        if (kept.data() != buffer_ && !kept.empty()) std::memmove(buffer_, kept.data(), kept.size());
+        value_.kind = k;
+        value_.bits = 0;
+        value_.text = std::string_view(buffer_, kept.size());
+        const std::size_t original = original_size == std::string_view::npos ? s.size() : original_size;
+        value_.truncated = original > kept.size();
+        value_.original_size = clamp32(original);
+    }
+
+    char* buffer_;
+    std::size_t capacity_;
+    param_value value_;
+};
+
+/// Customization point: how a value of type T is traced directly (the end of
+/// a chain). Specialize it for your own types:
+///
+///     template <> struct loupe::traceable<Money> {
+///         static void write(const Money& m, loupe::value_writer& out) noexcept { out.write_int(m.cents); }
+///     };
+///
+/// Built in: bool, integers (char types too, as integers), enums (their
+/// underlying integer), floating point, std::string, std::string_view,
+/// `const char*` (null gives NullValue), char arrays.
+template <class T, class = void>
+struct traceable {
+    static constexpr bool defined = false;
+};
+
+/// True when T can end a chain.
+template <class T>
+inline constexpr bool is_traceable_v = traceable<std::remove_cv_t<std::remove_reference_t<T>>>::defined;
+
+template <>
+struct traceable<bool> {
+    static constexpr bool defined = true;
+    static void write(bool b, value_writer& out) noexcept { out.write_bool(b); }
+};
+
+template <class T>
+struct traceable<T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>>> {
+    static constexpr bool defined = true;
+    static void write(T v, value_writer& out) noexcept {
+        if constexpr (std::is_signed_v<T>) {
+            out.write_int(static_cast<std::int64_t>(v));
+        } else {
+            out.write_uint(static_cast<std::uint64_t>(v));
+        }
+    }
+};
+
+template <class T>
+struct traceable<T, std::enable_if_t<std::is_enum_v<T>>> {
+    static constexpr bool defined = true;
+    static void write(T v, value_writer& out) noexcept {
+        traceable<std::underlying_type_t<T>>::write(static_cast<std::underlying_type_t<T>>(v), out);
+    }
+};
+
+template <class T>
+struct traceable<T, std::enable_if_t<std::is_floating_point_v<T>>> {
+    static constexpr bool defined = true;
+    static void write(T v, value_writer& out) noexcept { out.write_double(static_cast<double>(v)); }
+};
+
+template <class Traits, class Alloc>
+struct traceable<std::basic_string<char, Traits, Alloc>> {
+    static constexpr bool defined = true;
+    static void write(const std::basic_string<char, Traits, Alloc>& s, value_writer& out) noexcept {
+        out.write_string(std::string_view(s.data(), s.size()));
+    }
+};
+
+template <class Traits>
+struct traceable<std::basic_string_view<char, Traits>> {
+    static constexpr bool defined = true;
+    static void write(std::basic_string_view<char, Traits> s, value_writer& out) noexcept {
+        out.write_string(std::string_view(s.data(), s.size()));
+    }
+};
+
+template <>
+struct traceable<const char*> {
+    static constexpr bool defined = true;
+    static void write(const char* s, value_writer& out) noexcept {
+        if (s == nullptr) {
+            out.fail(value_kind::null_value);
+        } else {
+            out.write_string(std::string_view(s));
+        }
+    }
+};
+
+template <>
+struct traceable<char*> : traceable<const char*> {};
+
+template <std::size_t N>
+struct traceable<char[N]> {
+    static constexpr bool defined = true;
+    static void write(const char (&s)[N], value_writer& out) noexcept {
+        out.write_string(std::string_view(s, ::strnlen(s, N)));
+    }
+};
+
+/// Writes `v` through its traceable specialization.
+template <class T>
+void write_traceable(const T& v, value_writer& out) noexcept {
+    traceable<std::remove_cv_t<std::remove_reference_t<T>>>::write(v, out);
+}
+
+}  // namespace loupe
