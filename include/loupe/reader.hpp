@@ -6,7 +6,7 @@
 //
 // A truncated or corrupted file throws loupe::trace_error naming the byte
 // offset (see trace_decoder.hpp for the guarantees and for streaming use).
-// Cost: O(file size); the model holds every event (40 bytes each).
+// Cost: O(file size); the model holds every event (72 bytes each).
 // Thread-safety: reading uses only its own state; a `trace` is a plain value.
 #pragma once
 
@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -27,6 +28,29 @@ namespace loupe {
 namespace detail {
 class trace_builder;
 }
+
+/// What a method call's zone carries besides its times (a METHOD_CALL
+/// record): its parameter values are trace::param_values[params_begin,
+/// +params_count), in spec order.
+struct trace_method_call {
+    bool exceptional = false;        ///< the call left by an exception
+    bool has_cpu = false;            ///< cpu_begin_ns/cpu_end_ns are set (a spec asked for data=cpu)
+    std::uint64_t cpu_begin_ns = 0;  ///< thread CPU time at entry
+    std::uint64_t cpu_end_ns = 0;    ///< thread CPU time at exit
+    std::uint32_t params_begin = 0;
+    std::uint32_t params_count = 0;
+};
+
+/// A run of parameter values (trace::params_of).
+struct param_span {
+    const param_value* first = nullptr;
+    std::size_t count = 0;
+    const param_value* begin() const noexcept { return first; }
+    const param_value* end() const noexcept { return first + count; }
+    std::size_t size() const noexcept { return count; }
+    bool empty() const noexcept { return count == 0; }
+    const param_value& operator[](std::size_t i) const noexcept { return first[i]; }
+};
 
 /// Everything one .loupe file holds.
 struct trace {
@@ -43,6 +67,14 @@ struct trace {
     /// Per-thread and per-CPU totals of the push metrics: one per thread
     /// and per CPU, the latest written (the one at session end when complete).
     std::vector<trace_metric_totals> metric_totals;
+    /// The session's parameter specs (PARAM_SPEC records), one per index in
+    /// order of first definition; a redefinition replaces the spec in place.
+    std::vector<trace_param_spec> param_specs;
+    std::vector<trace_apply_error> apply_errors;  ///< APPLY_ERROR records in file order
+    std::vector<trace_method_call> method_calls;  ///< see trace_event::method
+    /// Method calls' values (see trace_method_call::params_begin). Their
+    /// text views storage the trace owns and shares with its copies.
+    std::vector<param_value> param_values;
     trace_end_info end;                ///< END record (zero when !complete)
     bool complete = false;             ///< false only for a cut-short trace read with accept_truncated
 
@@ -88,6 +120,28 @@ struct trace {
         }
         return false;
     }
+    /// The method call an event is (its values and exit details), or nullptr.
+    const trace_method_call* method_of(const trace_event& e) const noexcept {
+        return e.method == no_method ? nullptr : &method_calls[e.method];
+    }
+    /// A method call's parameter values (none for other events).
+    param_span params_of(const trace_event& e) const noexcept {
+        const trace_method_call* m = method_of(e);
+        return m ? param_span{param_values.data() + m->params_begin, m->params_count} : param_span{};
+    }
+    /// The spec with that index, or nullptr. O(specs).
+    const trace_param_spec* find_param_spec(std::uint32_t index) const noexcept {
+        for (const trace_param_spec& s : param_specs) {
+            if (s.index == index) return &s;
+        }
+        return nullptr;
+    }
+    /// What a spec's values are called: its name, or "param<index>" when it
+    /// has none (or is not defined).
+    std::string param_label(std::uint32_t index) const {
+        const trace_param_spec* s = find_param_spec(index);
+        return s && !s->name.empty() ? s->name : "param" + std::to_string(index);
+    }
     /// The site or thread with that id, or nullptr. O(1).
     const trace_site* find_site(std::uint64_t id) const noexcept { return find(sites, site_index_, id); }
     const trace_thread* find_thread(std::uint64_t id) const noexcept { return find(threads, thread_index_, id); }
@@ -103,6 +157,7 @@ private:
     std::unordered_map<std::uint64_t, std::size_t> site_index_;
     std::unordered_map<std::uint64_t, std::size_t> thread_index_;
     std::unordered_map<std::uint64_t, std::size_t> io_resource_index_;
+    std::shared_ptr<const std::string> param_text_;  // what param_values' text views
 };
 
 namespace detail {
@@ -149,6 +204,59 @@ public:
             out_.metric_totals[it->second] = t;
         }
     }
+    void on_param_spec(std::uint64_t, const trace_param_spec& s) override {
+        for (trace_param_spec& known : out_.param_specs) {
+            if (known.index == s.index) {
+                known = s;
+                return;
+            }
+        }
+        out_.param_specs.push_back(s);
+    }
+    void on_apply_error(std::uint64_t, const trace_apply_error& e) override { out_.apply_errors.push_back(e); }
+    // As ZONE_METRICS, METHOD_CALL follows the EVENTS record whose last
+    // event is the call's zone. Values' text views the input until
+    // finish_params copies it into the trace.
+    void on_method_call(std::uint64_t offset, const trace_method_call_record& m) override {
+        if (out_.events.empty() || out_.events.back().thread_id != m.thread_id ||
+            out_.events.back().type != event_type::zone || out_.events.back().method != no_method) {
+            throw trace_error(offset, "METHOD_CALL of thread " + std::to_string(m.thread_id) +
+                                          " does not follow a zone of that thread");
+        }
+        if (out_.method_calls.size() >= no_method || out_.param_values.size() + m.values.size() > UINT32_MAX) {
+            throw trace_error(offset, "too many method calls or parameter values for one trace");
+        }
+        trace_method_call call;
+        call.exceptional = m.exceptional;
+        call.has_cpu = m.has_cpu;
+        call.cpu_begin_ns = m.cpu_begin_ns;
+        call.cpu_end_ns = m.cpu_end_ns;
+        call.params_begin = static_cast<std::uint32_t>(out_.param_values.size());
+        call.params_count = static_cast<std::uint32_t>(m.values.size());
+        out_.events.back().method = static_cast<std::uint32_t>(out_.method_calls.size());
+        out_.method_calls.push_back(call);
+        out_.param_values.insert(out_.param_values.end(), m.values.begin(), m.values.end());
+        for (const param_value& v : m.values) param_text_bytes_ += v.text.size();
+    }
+    /// Copies the values' text (viewing the input) into storage the trace
+    /// owns. Call once decoding is done, while the input is still there.
+    void finish_params() {
+        if (param_text_bytes_ == 0) {
+            for (param_value& v : out_.param_values) v.text = {};
+            return;
+        }
+        auto text = std::make_shared<std::string>();
+        text->reserve(param_text_bytes_);
+        for (const param_value& v : out_.param_values) text->append(v.text.data(), v.text.size());
+        std::size_t at = 0;
+        for (param_value& v : out_.param_values) {
+            const std::size_t n = v.text.size();
+            v.text = std::string_view(text->data() + at, n);
+            at += n;
+        }
+        out_.param_text_ = std::move(text);
+        param_text_bytes_ = 0;
+    }
     void on_dropped(std::uint64_t, const trace_drop& d) override { out_.drops.push_back(d); }
     void on_end(std::uint64_t, const trace_end_info& e) override { out_.end = e; }
     void on_context(std::uint64_t, const trace_context& c) override { out_.contexts.push_back(c); }
@@ -184,6 +292,7 @@ public:
 
 private:
     trace& out_;
+    std::size_t param_text_bytes_ = 0;                             // text of param_values still viewing the input
     std::unordered_map<std::uint64_t, std::size_t> totals_index_;  // thread id, or ~cpu → metric_totals
 };
 }  // namespace detail
@@ -199,6 +308,7 @@ inline trace read_trace(const void* data, std::size_t size, decode_options optio
     detail::trace_builder builder(t);
     t.complete = decode_trace(data, size, builder, options).complete;
     builder.attribute_contexts();
+    builder.finish_params();
     return t;
 }
 

@@ -86,6 +86,8 @@ enum class event_type : std::uint8_t { zone = 1, instant = 2, counter = 3 };
 
 /// trace_event::context when no context record applies.
 inline constexpr std::size_t no_context = static_cast<std::size_t>(-1);
+/// trace_event::method when the event is not a method call.
+inline constexpr std::uint32_t no_method = 0xffffffffu;
 
 /// One event with absolute timestamps (ns on the session's clock).
 /// Instants and counters have end_ns == begin_ns; value is set for counters.
@@ -103,6 +105,10 @@ struct trace_event {
     /// (set by read_trace from the ZONE_METRICS record after the zone).
     std::uint32_t metrics_begin = 0;
     std::uint32_t metrics_count = 0;
+    /// A method call's zone: index into trace::method_calls of its values
+    /// and exit details (set by read_trace from the METHOD_CALL record after
+    /// the zone); no_method for other events.
+    std::uint32_t method = no_method;
 };
 
 /// `count` events of `thread_id` (0: threads without a ring) were lost.
@@ -172,6 +178,36 @@ struct trace_metric_totals {
     std::vector<metric_value> values;
 };
 
+/// A PARAM_SPEC record: parameter spec `index` of the session (what
+/// param_value::spec refers to). A later record with the same index
+/// replaces it (the session's specs changed).
+struct trace_param_spec {
+    std::uint32_t index = 0;
+    std::string text;  ///< the spec's line as given
+    std::string name;  ///< its name, may be empty
+};
+
+/// An APPLY_ERROR record: spec `spec` matched the method of site `site_id`
+/// but could not be bound to its parameters (its values there read
+/// EnableFailed).
+struct trace_apply_error {
+    std::uint64_t site_id = 0;
+    std::uint32_t spec = 0;
+    std::string reason;
+};
+
+/// A METHOD_CALL record: the parameter values and exit details of
+/// `thread_id`'s latest zone event. `values`' text views the decoded input
+/// (valid while it is).
+struct trace_method_call_record {
+    std::uint64_t thread_id = 0;
+    bool exceptional = false;        ///< the call left by an exception
+    bool has_cpu = false;            ///< cpu_begin_ns/cpu_end_ns are set
+    std::uint64_t cpu_begin_ns = 0;  ///< thread CPU time at entry
+    std::uint64_t cpu_end_ns = 0;    ///< thread CPU time at exit
+    std::vector<param_value> values;
+};
+
 struct trace_end_info {
     std::uint64_t events_written = 0;
     std::uint64_t events_dropped = 0;
@@ -199,6 +235,11 @@ public:
     virtual void on_metric(std::uint64_t /*offset*/, const trace_metric&) {}
     virtual void on_zone_metrics(std::uint64_t /*offset*/, const trace_zone_metrics&) {}
     virtual void on_metric_totals(std::uint64_t /*offset*/, const trace_metric_totals&) {}
+    virtual void on_param_spec(std::uint64_t /*offset*/, const trace_param_spec&) {}
+    /// Follows the EVENTS record whose last event is the call's zone (and
+    /// that zone's ZONE_METRICS, if any).
+    virtual void on_method_call(std::uint64_t /*offset*/, const trace_method_call_record&) {}
+    virtual void on_apply_error(std::uint64_t /*offset*/, const trace_apply_error&) {}
     /// A record of a kind this reader does not know (skipped).
     virtual void on_unknown(std::uint64_t /*offset*/, std::uint8_t /*kind*/, std::uint64_t /*payload_bytes*/) {}
 };
@@ -225,6 +266,7 @@ public:
     trace_cursor(const unsigned char* data, std::uint64_t pos, std::uint64_t end) : data_(data), pos_(pos), end_(end) {}
 
     std::uint64_t pos() const noexcept { return pos_; }
+    const unsigned char* data() const noexcept { return data_; }
     std::uint64_t left() const noexcept { return end_ - pos_; }
 
     std::uint8_t u8(const char* what) { return static_cast<std::uint8_t>(fixed(what, 1)); }
@@ -355,6 +397,112 @@ void decode_context_payload(trace_cursor& c, std::uint64_t& time_ns, std::uint8_
     }
 }
 
+/// Decodes the rest of a METHOD_CALL payload after its thread id into `m`
+/// (its values' text views the input): flags, CPU times, then the values,
+/// each `u8 kind, varint spec, bytes payload`. `spec_known(index, offset)`
+/// says whether a PARAM_SPEC defines the spec a value names (at `offset`).
+/// A kind this reader does not know reads as value_kind::unknown (its
+/// payload skipped). Shared by the decoder and the viewer converters.
+template <class SpecKnown>
+void decode_method_call_payload(trace_cursor& c, trace_method_call_record& m, SpecKnown&& spec_known) {
+    const std::uint64_t flags_at = c.pos();
+    const std::uint8_t flags = c.u8("METHOD_CALL flags");
+    if (flags & ~(format::call_exceptional | format::call_has_cpu)) {
+        throw trace_error(flags_at,
+                          "METHOD_CALL flags " + std::to_string(flags) + " has unknown bits; expected 0 to 3");
+    }
+    m.exceptional = (flags & format::call_exceptional) != 0;
+    m.has_cpu = (flags & format::call_has_cpu) != 0;
+    m.cpu_begin_ns = m.cpu_end_ns = 0;
+    if (m.has_cpu) {
+        m.cpu_begin_ns = c.varint("METHOD_CALL cpu_begin");
+        m.cpu_end_ns = m.cpu_begin_ns + static_cast<std::uint64_t>(format::unzigzag(c.varint("METHOD_CALL cpu_delta")));
+    }
+    const std::uint64_t n_at = c.pos();
+    const std::uint64_t n = c.varint("METHOD_CALL count");
+    if (n > c.left() / 3) {  // a value takes at least 3 bytes
+        throw trace_error(n_at, "METHOD_CALL count " + std::to_string(n) + " does not fit in the " +
+                                    std::to_string(c.left()) + " bytes left in the record");
+    }
+    m.values.resize(static_cast<std::size_t>(n));
+    for (param_value& v : m.values) {
+        v = param_value{};
+        const std::uint8_t kind = c.u8("value kind");
+        const std::uint64_t spec_at = c.pos();
+        const std::uint64_t spec = c.varint("value spec");
+        if (spec > UINT32_MAX || !spec_known(spec, spec_at)) {
+            throw trace_error(spec_at,
+                              "value spec " + std::to_string(spec) + " is not defined by a PARAM_SPEC before it");
+        }
+        v.spec = static_cast<std::uint32_t>(spec);
+        const std::string_view payload = c.bytes("value payload");
+        const std::uint64_t payload_begin = c.pos() - payload.size();
+        trace_cursor p(c.data(), payload_begin, c.pos());
+        p.bounded_by_record = true;
+        auto size32 = [&](const char* what) {
+            const std::uint64_t at = p.pos();
+            const std::uint64_t size = p.varint(what);
+            if (size > UINT32_MAX)
+                throw trace_error(at, std::string(what) + " " + std::to_string(size) + " is out of range");
+            return static_cast<std::uint32_t>(size);
+        };
+        v.kind = static_cast<value_kind>(kind);
+        switch (v.kind) {
+            case value_kind::boolean:
+                v.bits = p.u8("bool value") != 0 ? 1 : 0;
+                break;
+            case value_kind::integer:
+                v.bits = static_cast<std::uint64_t>(format::unzigzag(p.varint("int value")));
+                break;
+            case value_kind::unsigned_integer:
+                v.bits = p.varint("uint value");
+                break;
+            case value_kind::object_id:
+                v.bits = p.varint("object id");
+                break;
+            case value_kind::floating:
+                v.bits = p.u64("double value");
+                break;
+            case value_kind::hash:
+                v.bits = p.u64("hash value");
+                break;
+            case value_kind::string:
+            case value_kind::type_name: {
+                const std::uint64_t flags_at_v = p.pos();
+                const std::uint8_t vflags = p.u8("text value flags");
+                if (vflags & ~format::value_truncated) {
+                    throw trace_error(flags_at_v, "text value flags " + std::to_string(vflags) +
+                                                      " has unknown bits; expected 0 or 1");
+                }
+                v.truncated = (vflags & format::value_truncated) != 0;
+                v.original_size = size32("text original size");
+                v.text = payload.substr(static_cast<std::size_t>(p.pos() - payload_begin));
+                p = trace_cursor(c.data(), c.pos(), c.pos());
+                break;
+            }
+            case value_kind::redacted:
+                v.original_size = size32("redacted original size");
+                break;
+            case value_kind::null_value:
+            case value_kind::null_in_call:
+            case value_kind::invalid_index:
+            case value_kind::exception_in_call:
+            case value_kind::cast_failed:
+            case value_kind::enable_failed:
+            case value_kind::unknown:
+                break;
+            default:  // a kind of a later format version: its payload is skipped
+                v.kind = value_kind::unknown;
+                p = trace_cursor(c.data(), c.pos(), c.pos());
+                break;
+        }
+        if (p.left() != 0) {
+            throw trace_error(p.pos(), std::to_string(p.left()) + " unexpected bytes at the end of a " +
+                                           to_string(v.kind) + " value's payload");
+        }
+    }
+}
+
 // Validating state machine over the records of one trace.
 class trace_decoder {
 public:
@@ -445,6 +593,15 @@ private:
             case format::rec_metric: metric(at, c); break;
             case format::rec_zone_metrics: zone_metrics(at, c); break;
             case format::rec_metric_totals: metric_totals(at, c); break;
+            case format::rec_param_spec:
+                param_spec(at, c);
+                break;
+            case format::rec_method_call:
+                method_call(at, c);
+                break;
+            case format::rec_apply_error:
+                apply_error(at, c);
+                break;
             default:
                 visitor_.on_unknown(at, kind, length);
                 c = trace_cursor(data_, payload_end, payload_end);
@@ -472,6 +629,12 @@ private:
             case format::rec_metric: return "METRIC";
             case format::rec_zone_metrics: return "ZONE_METRICS";
             case format::rec_metric_totals: return "METRIC_TOTALS";
+            case format::rec_param_spec:
+                return "PARAM_SPEC";
+            case format::rec_method_call:
+                return "METHOD_CALL";
+            case format::rec_apply_error:
+                return "APPLY_ERROR";
             default: return "unknown";
         }
     }
@@ -716,6 +879,49 @@ private:
         visitor_.on_metric_totals(at, t);
     }
 
+    void param_spec(std::uint64_t at, trace_cursor& c) {
+        const std::uint64_t index_at = c.pos();
+        const std::uint64_t index = c.varint("PARAM_SPEC index");
+        if (index > UINT32_MAX) {
+            throw trace_error(index_at, "PARAM_SPEC index " + std::to_string(index) + " is out of range");
+        }
+        trace_param_spec& s = spec_;  // reused: its strings keep their storage
+        s.index = static_cast<std::uint32_t>(index);
+        const std::string_view text = c.bytes("PARAM_SPEC text");
+        s.text.assign(text.data(), text.size());
+        const std::string_view name = c.bytes("PARAM_SPEC name");
+        s.name.assign(name.data(), name.size());
+        specs_.insert(s.index);
+        visitor_.on_param_spec(at, s);
+    }
+
+    void method_call(std::uint64_t at, trace_cursor& c) {
+        trace_method_call_record& m = call_;  // reused: its vector keeps its storage
+        known_thread(c, "METHOD_CALL thread");
+        m.thread_id = current_thread_;
+        decode_method_call_payload(c, m, [&](std::uint64_t spec, std::uint64_t) {
+            return specs_.find(static_cast<std::uint32_t>(spec)) != specs_.end();
+        });
+        visitor_.on_method_call(at, m);
+    }
+
+    void apply_error(std::uint64_t at, trace_cursor& c) {
+        trace_apply_error& e = apply_error_;
+        const std::uint64_t site_at = c.pos();
+        e.site_id = c.varint("APPLY_ERROR site");
+        if (sites_.find(e.site_id) == sites_.end()) {
+            throw trace_error(site_at, "APPLY_ERROR site " + std::to_string(e.site_id) + " is not defined before it");
+        }
+        const std::uint64_t spec_at = c.pos();
+        const std::uint64_t spec = c.varint("APPLY_ERROR spec");
+        if (spec > UINT32_MAX)
+            throw trace_error(spec_at, "APPLY_ERROR spec " + std::to_string(spec) + " is out of range");
+        e.spec = static_cast<std::uint32_t>(spec);
+        const std::string_view reason = c.bytes("APPLY_ERROR reason");
+        e.reason.assign(reason.data(), reason.size());
+        visitor_.on_apply_error(at, e);
+    }
+
     void end(std::uint64_t at, trace_cursor& c) {
         trace_end_info e;
         const std::uint64_t written_at = c.pos();
@@ -751,7 +957,11 @@ private:
     std::unordered_map<std::uint64_t, thread_state> threads_;
     std::unordered_set<std::uint64_t> resources_;
     std::unordered_set<std::uint64_t> metrics_;
+    std::unordered_set<std::uint32_t> specs_;  // PARAM_SPEC indexes defined so far
     trace_context context_;
+    trace_param_spec spec_;
+    trace_method_call_record call_;
+    trace_apply_error apply_error_;
 };
 
 }  // namespace detail

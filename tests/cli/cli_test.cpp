@@ -488,3 +488,197 @@ TEST(CliUsage, HelpAndVersion) {
     EXPECT_EQ(version.status, 0);
     EXPECT_EQ(version.out, std::string("loupe ") + LOUPE_VERSION_STRING + "\n");
 }
+
+// ---- stats --params: method call durations by parameter value -------------
+
+namespace {
+
+// A trace of `shop::Cart::add` calls: sku "A" 3 calls of 100 ns, sku "B" one
+// of 1000 ns, one call whose chain failed (NullInCall), a truncated sku, and
+// an apply error; written from hand-built records through file_sink.
+void write_param_trace(const std::string& path) {
+    static const loupe::site add{"shop::Cart::add(Item const&,int)", "cart.cpp", "add", 12, loupe::site_kind::zone};
+    loupe::sinks::file_sink sink(path);
+    loupe::session_info session{"cli-params", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc,
+                                nullptr,      0};
+    loupe::thread_info thread{1, 501, "main", 1};
+    loupe::record r;
+    r.session = &session;
+    r.kind = loupe::record_kind::session_begin;
+    sink.write(r);
+    const loupe::param_spec_info sku{0, "method=shop::Cart::add(Item const&,int); param=1; chain=field(sku)", "sku"};
+    const loupe::param_spec_info qty{1, "method=shop::Cart::add(Item const&,int); param=2", ""};
+    for (const auto* s : {&sku, &qty}) {
+        loupe::record spec = r;
+        spec.kind = loupe::record_kind::param_spec;
+        spec.spec = s;
+        sink.write(spec);
+    }
+    struct call {
+        const char* sku;  // nullptr: NullInCall
+        bool truncated;
+        std::uint64_t duration;
+        bool exceptional;
+    };
+    const call calls[] = {{"A", false, 100, false},    {"B", false, 1000, true}, {"A", false, 100, false},
+                          {nullptr, false, 50, false}, {"A", false, 100, false}, {"LONGSKU", true, 10, false}};
+    std::uint64_t t = 2000;
+    for (const call& c : calls) {
+        loupe::param_value values[2];
+        values[0].spec = 0;
+        values[0].kind = c.sku ? loupe::value_kind::string : loupe::value_kind::null_in_call;
+        if (c.sku) values[0].text = c.sku;
+        values[0].truncated = c.truncated;
+        values[0].original_size = c.truncated ? 40 : static_cast<std::uint32_t>(values[0].text.size());
+        values[1].spec = 1;
+        values[1].kind = loupe::value_kind::integer;
+        values[1].bits = 2;
+        const loupe::method_call m{values, 2, c.exceptional, false, 0, 0};
+        loupe::record z = r;
+        z.kind = loupe::record_kind::zone;
+        z.thread = &thread;
+        z.where = &add;
+        z.begin_ns = t;
+        z.end_ns = t + c.duration;
+        z.method = &m;
+        sink.write(z);
+        t += 2000;
+    }
+    const loupe::param_apply_error error{2, "modifier 1 `field(nosuch)`: shop::Item has no field 'nosuch'"};
+    loupe::record e = r;
+    e.kind = loupe::record_kind::param_apply_error;
+    e.where = &add;
+    e.apply_error = &error;
+    sink.write(e);
+    loupe::record end = r;
+    end.kind = loupe::record_kind::session_end;
+    end.end_ns = t;
+    end.count = 6;
+    sink.write(end);
+    sink.close();
+}
+
+class CliParams : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        path_ = new std::string(temp_trace_path("cli_params"));
+        write_param_trace(*path_);
+    }
+    static void TearDownTestSuite() {
+        std::remove(path_->c_str());
+        delete path_;
+    }
+    static std::string* path_;
+};
+std::string* CliParams::path_ = nullptr;
+
+}  // namespace
+
+TEST_F(CliParams, StatsParamsGroupsCallDurationsByValueSortedByTotal) {
+    const run_result r = run_cli("stats '" + *path_ + "' --params");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("6 method calls with parameters"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("shop::Cart::add(Item const&,int)  (cart.cpp:12)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("6 calls, total 1.36 us, 1 exceptional"), std::string::npos) << r.out;
+    EXPECT_NE(
+        r.out.find(
+            "sku (spec 0: method=shop::Cart::add(Item const&,int); param=1; chain=field(sku)), 6 calls, 4 values"),
+        std::string::npos)
+        << r.out;
+    // count total mean max value; by total: B (1000), A (300), NullInCall (50), LONGSKU… (10).
+    const std::vector<std::string> want[] = {{"1", "1.00", "us", "1.00", "us", "1.00", "us", "B"},
+                                             {"3", "300", "ns", "100", "ns", "100", "ns", "A"},
+                                             {"1", "50", "ns", "50", "ns", "50", "ns", "NullInCall"},
+                                             {"1", "10", "ns", "10", "ns", "10", "ns", "LONGSKU\xE2\x80\xA6"}};
+    std::vector<std::vector<std::string>> rows;
+    for (const std::string& line : lines(r.out)) {
+        const std::vector<std::string> f = fields(line);
+        if (f.size() == 8 && (f[2] == "ns" || f[2] == "us")) rows.push_back(f);
+    }
+    ASSERT_GE(rows.size(), 5u) << r.out;
+    for (std::size_t i = 0; i < 4; ++i) EXPECT_EQ(rows[i], want[i]) << i;
+    EXPECT_EQ(rows[4], (std::vector<std::string>{"6", "1.36", "us", "227", "ns", "1.00", "us", "2"}));  // param1 = 2
+    EXPECT_NE(r.out.find("param1 (spec 1: "), std::string::npos);
+    EXPECT_NE(r.out.find("shop::Cart::add(Item const&,int): spec 2 (param2): modifier 1 `field(nosuch)`"),
+              std::string::npos)
+        << r.out;
+}
+
+TEST_F(CliParams, TopAndJson) {
+    const run_result top = run_cli("stats '" + *path_ + "' --params --top 1");
+    ASSERT_EQ(top.status, 0) << top.err;
+    EXPECT_NE(top.out.find("(3 more values)"), std::string::npos) << top.out;
+    EXPECT_EQ(top.out.find(" A\n"), std::string::npos) << top.out;
+
+    const run_result r = run_cli("stats '" + *path_ + "' --params --json --top 2");
+    ASSERT_EQ(r.status, 0) << r.err;
+    loupe_test::json::value doc;
+    ASSERT_EQ(loupe_test::json::parse(r.out, doc), "") << r.out;
+    EXPECT_EQ(doc["method_calls"].n, 6);
+    EXPECT_EQ(doc["top"].n, 2);
+    const auto& method = doc["methods"].items.at(0);
+    EXPECT_EQ(method["method"].s, "shop::Cart::add(Item const&,int)");
+    EXPECT_EQ(method["exceptional"].n, 1);
+    const auto& sku = method["specs"].items.at(0);
+    EXPECT_EQ(sku["label"].s, "sku");
+    EXPECT_EQ(sku["distinct_values"].n, 4);
+    ASSERT_EQ(sku["values"].items.size(), 2u);
+    EXPECT_EQ(sku["values"].items[0]["value"].s, "B");
+    EXPECT_EQ(sku["values"].items[1]["value"].s, "A");
+    EXPECT_EQ(sku["values"].items[1]["count"].n, 3);
+    EXPECT_EQ(sku["values"].items[1]["total_ns"].n, 300);
+    EXPECT_EQ(sku["values"].items[1]["mean_ns"].n, 100);
+    EXPECT_EQ(sku["values"].items[1]["max_ns"].n, 100);
+    EXPECT_EQ(doc["apply_errors"].items.at(0)["spec"].n, 2);
+}
+
+TEST_F(CliParams, DumpShowsSpecsCallsAndApplyErrors) {
+    const run_result r = run_cli("dump '" + *path_ + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(count_of(r.out, "PARAM_SPEC"), 2u);
+    EXPECT_NE(r.out.find("METHOD   thread 1 values: spec 0 string \"A\", spec 1 int 2"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("METHOD   thread 1 exceptional values: spec 0 string \"B\""), std::string::npos);
+    EXPECT_NE(r.out.find("spec 0 NullInCall"), std::string::npos);
+    EXPECT_NE(r.out.find("spec 0 string \"LONGSKU\"\xE2\x80\xA6 (truncated, 40 B)"), std::string::npos);
+    EXPECT_NE(r.out.find("APPLY_ERR  site 1 \"shop::Cart::add(Item const&,int)\" spec 2: "), std::string::npos);
+    const run_result json = run_cli("dump '" + *path_ + "' --json");
+    ASSERT_EQ(json.status, 0);
+    std::size_t calls = 0;
+    for (const std::string& line : lines(json.out)) {
+        loupe_test::json::value v;
+        ASSERT_EQ(loupe_test::json::parse(line, v), "") << line;
+        if (v["record"].s != "method_call") continue;
+        ++calls;
+        EXPECT_EQ(v["values"].items.size(), 2u);
+    }
+    EXPECT_EQ(calls, 6u);
+}
+
+TEST(CliParamsUsage, ATraceWithoutParametersSaysSoAndUsageErrorsNameTheArgument) {
+    const std::string path = temp_trace_path("cli_no_params");
+    write_small_trace(path);
+    const run_result r = run_cli("stats '" + path + "' --params");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("no parameter values recorded"), std::string::npos) << r.out;
+    const run_result json = run_cli("stats '" + path + "' --params --json");
+    EXPECT_EQ(json.status, 0);
+    loupe_test::json::value doc;
+    ASSERT_EQ(loupe_test::json::parse(json.out, doc), "") << json.out;
+    EXPECT_TRUE(doc["methods"].items.empty());
+    std::remove(path.c_str());
+
+    const std::pair<const char*, const char*> cases[] = {
+        {"stats x.loupe --params --top", "--top (argument 4) needs a number N"},
+        {"stats x.loupe --params --top ten", "--top 'ten' (argument 5): expected a number of values"},
+        {"stats x.loupe --params --top -1", "--top '-1' (argument 5): expected a number of values"},
+        {"stats x.loupe --top 3", "--top (argument 3) applies to stats --params only"},
+        {"dump x.loupe --params", "--params (argument 3) applies to 'stats' only"},
+        {"stats x.loupe --params --by user", "--by (argument 4) does not apply to stats --params (argument 3)"},
+    };
+    for (const auto& [args, message] : cases) {
+        const run_result u = run_cli(args);
+        EXPECT_EQ(u.status, 2) << args;
+        EXPECT_EQ(u.err.rfind(std::string("loupe: ") + message, 0), 0u) << args << "\n" << u.err;
+        EXPECT_NE(u.err.find("usage: loupe"), std::string::npos) << args;
+    }
+}

@@ -6,6 +6,7 @@
 #include <loupe/trace_decoder.hpp>
 
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 #include <string>
 #include <unordered_map>
@@ -199,6 +200,51 @@ public:
         }
     }
 
+    void on_param_spec(std::uint64_t at, const loupe::trace_param_spec& s) override {
+        if (json_) {
+            line(open(at, "param_spec") + ",\"index\":" + std::to_string(s.index) + ",\"name\":" + q(s.name) +
+                 ",\"text\":" + q(s.text) + "}");
+        } else {
+            text(at, "PARAM_SPEC", std::to_string(s.index) + " name " + q(s.name) + " " + q(s.text));
+        }
+    }
+
+    void on_method_call(std::uint64_t at, const loupe::trace_method_call_record& m) override {
+        if (json_) {
+            std::string s = open(at, "method_call") + ",\"thread\":" + std::to_string(m.thread_id) +
+                            ",\"exceptional\":" + (m.exceptional ? "true" : "false");
+            if (m.has_cpu) {
+                s += ",\"cpu_begin_ns\":" + std::to_string(m.cpu_begin_ns) +
+                     ",\"cpu_end_ns\":" + std::to_string(m.cpu_end_ns);
+            }
+            s += ",\"values\":[";
+            for (std::size_t i = 0; i < m.values.size(); ++i) s += (i ? "," : "") + value_json(m.values[i]);
+            line(s + "]}");
+        } else {
+            std::string s = "thread " + std::to_string(m.thread_id);
+            if (m.exceptional) s += " exceptional";
+            if (m.has_cpu) {
+                s += " cpu " + std::to_string(m.cpu_begin_ns) + ".." + std::to_string(m.cpu_end_ns) + " (" +
+                     std::to_string(static_cast<std::int64_t>(m.cpu_end_ns - m.cpu_begin_ns)) + " ns)";
+            }
+            s += m.values.empty() ? " no values" : " values:";
+            for (std::size_t i = 0; i < m.values.size(); ++i) s += (i ? ", " : " ") + value_text(m.values[i]);
+            text(at, "  METHOD", s);
+        }
+    }
+
+    void on_apply_error(std::uint64_t at, const loupe::trace_apply_error& e) override {
+        const std::string& name = site_names_[e.site_id];
+        if (json_) {
+            line(open(at, "apply_error") + ",\"site\":" + std::to_string(e.site_id) + ",\"name\":" + q(name) +
+                 ",\"spec\":" + std::to_string(e.spec) + ",\"reason\":" + q(e.reason) + "}");
+        } else {
+            text(at, "APPLY_ERR",
+                 "site " + std::to_string(e.site_id) + " " + q(name) + " spec " + std::to_string(e.spec) + ": " +
+                     q(e.reason));
+        }
+    }
+
     void on_unknown(std::uint64_t at, std::uint8_t kind, std::uint64_t bytes) override {
         if (json_) {
             line(open(at, "unknown") + ",\"kind\":" + std::to_string(kind) + ",\"bytes\":" + std::to_string(bytes) +
@@ -215,6 +261,8 @@ private:
             case loupe::site_kind::instant: return "instant";
             case loupe::site_kind::counter: return "counter";
             case loupe::site_kind::io: return "io";
+            case loupe::site_kind::method:
+                return "method";
         }
         return "?";
     }
@@ -229,6 +277,53 @@ private:
         std::string out = "{";
         for (const auto& v : values) out += (out.size() > 1 ? ",\"" : "\"") + std::to_string(v.id) + "\":" + std::to_string(v.value);
         return out + "}";
+    }
+    // "spec 0 int -3", "spec 1 string \"ab\"… (truncated, 300 B)", "spec 2 NullInCall".
+    static std::string value_text(const loupe::param_value& v) {
+        std::string s = "spec " + std::to_string(v.spec) + " ";
+        if (loupe::is_status(v.kind)) return s + loupe::to_string(v.kind);
+        s += std::string(loupe::to_string(v.kind)) + " ";
+        if (v.kind == loupe::value_kind::string || v.kind == loupe::value_kind::type_name) {
+            s += q(v.text);
+            if (v.truncated) s += "\xE2\x80\xA6 (truncated, " + std::to_string(v.original_size) + " B)";
+            return s;
+        }
+        return s + loupe::format_value(v);
+    }
+    static std::string value_json(const loupe::param_value& v) {
+        std::string s = "{\"spec\":" + std::to_string(v.spec) + ",\"kind\":\"" + loupe::to_string(v.kind) + "\"";
+        switch (v.kind) {
+            case loupe::value_kind::boolean:
+                s += std::string(",\"value\":") + (v.as_bool() ? "true" : "false");
+                break;
+            case loupe::value_kind::integer:
+                s += ",\"value\":" + std::to_string(v.as_int());
+                break;
+            case loupe::value_kind::unsigned_integer:
+                s += ",\"value\":" + std::to_string(v.as_uint());
+                break;
+            case loupe::value_kind::floating: {
+                const double d = v.as_double();
+                s += ",\"value\":" + (std::isfinite(d) ? loupe::report::json::number(d) : q(loupe::format_value(v)));
+                break;
+            }
+            case loupe::value_kind::string:
+            case loupe::value_kind::type_name:
+                s += ",\"value\":" + q(v.text);
+                if (v.truncated) s += ",\"truncated\":true";
+                s += ",\"original_size\":" + std::to_string(v.original_size);
+                break;
+            case loupe::value_kind::object_id:
+            case loupe::value_kind::hash:
+                s += ",\"value\":" + q(loupe::format_value(v));
+                break;
+            case loupe::value_kind::redacted:
+                s += ",\"original_size\":" + std::to_string(v.original_size);
+                break;
+            default:
+                break;
+        }
+        return s + "}";
     }
     static std::string open(std::uint64_t at, const char* record) {
         return "{\"offset\":" + std::to_string(at) + ",\"record\":\"" + record + "\"";

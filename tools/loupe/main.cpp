@@ -3,6 +3,8 @@
 //   loupe dump  FILE [--json] [--partial]   every record, in file order
 //   loupe stats FILE [--json] [--partial] [--by FIELD]
 //                                           per-zone count/total/mean/min/p50/p99/max
+//   loupe stats FILE --params [--top N] [--json] [--partial]
+//                                           method call durations by parameter value
 //   loupe convert FILE --to perfetto|chrome-json -o OUT [--partial] [--uncompressed]
 //                                           a file for ui.perfetto.dev
 //   loupe report FILE --io [--by GROUP] [--json] [--partial]
@@ -16,12 +18,16 @@
 #include <loupe/detail/mapped_file.hpp>
 #include <loupe/reader.hpp>
 #include <loupe/report/io_stats.hpp>
+#include <loupe/report/param_stats.hpp>
 #include <loupe/report/zone_stats.hpp>
 #include <loupe/version.hpp>
 #include <loupe/viewer/chrome_json.hpp>
 #include <loupe/viewer/perfetto.hpp>
 
+#include <cctype>
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -33,6 +39,7 @@ namespace {
 
 const char* const usage_text =
     "usage: loupe <command> FILE [--json] [--partial] [--by FIELD]\n"
+    "       loupe stats FILE --params [--top N] [--json] [--partial]\n"
     "       loupe convert FILE --to FORMAT -o OUT [--partial] [--uncompressed]\n"
     "       loupe report FILE --io [--by GROUP] [--json] [--partial]\n"
     "       loupe report FILE --tree|--flat|--callers|--per-cpu|--per-thread [--metric M] [--json] [--partial]\n"
@@ -40,6 +47,8 @@ const char* const usage_text =
     "commands:\n"
     "  dump     print every record of the trace in file order\n"
     "  stats    print per-zone statistics (count, total, mean, min, p50, p99, max), overall and per thread\n"
+    "           --params: per traced method and parameter spec, call count, total, mean and max\n"
+    "           duration per parameter value (statuses such as NullInCall are values too)\n"
     "  convert  write the trace in a viewer format (open it in ui.perfetto.dev)\n"
     "  report   --io: I/O operations, bytes in/out, time, mean, max, throughput per group,\n"
     "           files opened/closed/deleted, connections, anomalies\n"
@@ -58,6 +67,9 @@ const char* const usage_text =
     "              thread, client, user, session, request, app, component\n"
     "              report --io: rows per file (default), socket, thread, zone or a context field\n"
     "  --io        report: the I/O report\n"
+    "  --params    stats: call durations of traced methods by parameter value\n"
+    "  --top N     stats --params: the N values with the most total time per method and spec\n"
+    "              (default 10; 0: all)\n"
     "  --metric M  report --tree/--flat/--callers: the metric (default wall_time);\n"
     "              --per-thread/--per-cpu: only that metric (default: all)\n"
     "  --to FORMAT convert: perfetto (protobuf .pftrace) or chrome-json (Trace Event JSON)\n"
@@ -84,6 +96,8 @@ struct options {
     std::string format;  // convert
     std::string output;  // convert
     bool uncompressed = false;  // convert --to perfetto
+    bool params = false;        // stats --params
+    std::size_t top = 10;       // stats --params --top
 };
 
 int run(const options& o) {
@@ -132,6 +146,15 @@ int run(const options& o) {
         std::fwrite(text.data(), 1, text.size(), stdout);
         return 0;
     }
+    if (o.params) {
+        // A trace without parameter values is not an error: the report says so.
+        const loupe::report::param_report report =
+            loupe::report::param_stats(loupe::read_trace_file(o.file, o.decode), o.top);
+        const std::string text =
+            o.json ? loupe::report::param_stats_json(report) : loupe::report::format_param_stats(report);
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        return 0;
+    }
     loupe::report::group_by grouping = loupe::report::group_by::thread;
     if (!o.by.empty()) loupe::report::parse_group_by(o.by, grouping);  // checked in main
     const loupe::report::zone_report report =
@@ -147,6 +170,8 @@ int main(int argc, char** argv) {
     options o;
     int by_at = 0;
     int metric_at = 0;
+    int params_at = 0;
+    int top_at = 0;
     std::string report_flag;  // the first of --io, --tree, ... given
     std::vector<std::string> positional;
     for (int i = 1; i < argc; ++i) {
@@ -179,6 +204,22 @@ int main(int argc, char** argv) {
             if (i + 1 == argc) return usage_error("--metric (argument " + std::to_string(i) + ") needs a metric name");
             o.metric = argv[++i];
             metric_at = i;
+        } else if (arg == "--params") {
+            o.params = true;
+            params_at = i;
+        } else if (arg == "--top") {
+            if (i + 1 == argc) return usage_error("--top (argument " + std::to_string(i) + ") needs a number N");
+            const std::string n = argv[++i];
+            top_at = i;
+            char* end = nullptr;
+            errno = 0;
+            const unsigned long long value = std::strtoull(n.c_str(), &end, 10);
+            if (n.empty() || !std::isdigit(static_cast<unsigned char>(n[0])) || *end != '\0' || errno == ERANGE ||
+                value > 1000000000ull) {
+                return usage_error("--top '" + n + "' (argument " + std::to_string(i) +
+                                   "): expected a number of values, 0 (all) to 1000000000");
+            }
+            o.top = static_cast<std::size_t>(value);
         } else if (arg == "--uncompressed") {
             o.uncompressed = true;
         } else if (arg == "--to" || arg == "-o") {
@@ -229,6 +270,16 @@ int main(int argc, char** argv) {
                                "): expected file, socket, thread, zone, client, user, session, request, app or component");
         }
         if (o.command != "stats" && o.command != "report") return usage_error("--by applies to 'stats' and 'report' only");
+    }
+    if (params_at != 0 && o.command != "stats") {
+        return usage_error("--params (argument " + std::to_string(params_at) + ") applies to 'stats' only");
+    }
+    if (top_at != 0 && !o.params) {
+        return usage_error("--top (argument " + std::to_string(top_at - 1) + ") applies to stats --params only");
+    }
+    if (o.params && !o.by.empty()) {
+        return usage_error("--by (argument " + std::to_string(by_at - 1) +
+                           ") does not apply to stats --params (argument " + std::to_string(params_at) + ")");
     }
     if (o.command == "convert" && (o.format.empty() || o.output.empty())) {
         return usage_error(std::string("convert needs ") + (o.format.empty() ? "--to FORMAT" : "-o OUT"));

@@ -14,7 +14,7 @@ namespace loupe::detail::format {
 inline constexpr unsigned char magic[8] = {0x89, 'L', 'O', 'U', 'P', 'E', '\r', '\n'};
 inline constexpr std::size_t header_size = 16;  // magic, u16 major, u16 minor, u32 flags
 inline constexpr std::uint16_t version_major = 1;
-inline constexpr std::uint16_t version_minor = 3;
+inline constexpr std::uint16_t version_minor = 4;
 
 /// Top-level record kinds. Every record is `u8 kind, varint length, payload`;
 /// a reader skips kinds it does not know.
@@ -26,12 +26,15 @@ enum record_kind : std::uint8_t {
     rec_events = 0x05,
     rec_dropped = 0x06,
     rec_end = 0x07,
-    rec_context = 0x08,      // since 1.1
-    rec_io_resource = 0x09,  // since 1.2
-    rec_io = 0x0A,           // since 1.2
+    rec_context = 0x08,        // since 1.1
+    rec_io_resource = 0x09,    // since 1.2
+    rec_io = 0x0A,             // since 1.2
     rec_metric = 0x0B,         // since 1.3
     rec_zone_metrics = 0x0C,   // since 1.3
     rec_metric_totals = 0x0D,  // since 1.3
+    rec_param_spec = 0x0E,     // since 1.4
+    rec_method_call = 0x0F,    // since 1.4
+    rec_apply_error = 0x10,    // since 1.4
 };
 
 /// Event tags inside an EVENTS record. The set is closed for a format
@@ -41,6 +44,11 @@ enum event_tag : std::uint8_t {
     ev_instant = 0x02,
     ev_counter = 0x03,
 };
+
+/// METHOD_CALL flags.
+enum method_call_flag : std::uint8_t { call_exceptional = 1, call_has_cpu = 2 };
+/// METHOD_CALL value flags (strings and type names).
+enum value_flag : std::uint8_t { value_truncated = 1 };
 
 /// Clock that produced the timestamps (informational; all are ns).
 enum clock_source : std::uint8_t { clock_tsc = 0, clock_steady = 1 };

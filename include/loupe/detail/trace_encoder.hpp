@@ -9,6 +9,7 @@
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "loupe/context.hpp"
@@ -38,6 +39,10 @@ public:
             case record_kind::io: return io_operation_record(r);
             case record_kind::io_resource: return io_resource_record(r);
             case record_kind::metric_totals: return metric_totals(r);
+            case record_kind::param_spec:
+                return param_spec(r);
+            case record_kind::param_apply_error:
+                return apply_error(r);
         }
     }
 
@@ -132,6 +137,86 @@ private:
         emit(format::rec_zone_metrics);
     }
 
+    // A method call's values and exit details: like ZONE_METRICS, a record
+    // of its own right after the zone's event (readers before 1.4 skip it).
+    // Text values are written inline: they are unbounded.
+    void method_call_record(const record& r) {
+        close_batch();
+        const loupe::method_call& m = *r.method;
+        append_varint(scratch_, r.thread->id);
+        scratch_.push_back(static_cast<unsigned char>((m.exceptional ? format::call_exceptional : 0) |
+                                                      (m.has_cpu ? format::call_has_cpu : 0)));
+        if (m.has_cpu) {
+            append_varint(scratch_, m.cpu_begin_ns);
+            append_varint(scratch_, format::zigzag(static_cast<std::int64_t>(m.cpu_end_ns - m.cpu_begin_ns)));
+        }
+        append_varint(scratch_, m.value_count);
+        for (std::size_t i = 0; i < m.value_count; ++i) param_value_payload(m.values[i]);
+        emit(format::rec_method_call);
+    }
+
+    // u8 kind, varint spec, bytes payload (by kind; see docs/format.md).
+    void param_value_payload(const param_value& v) {
+        scratch_.push_back(static_cast<unsigned char>(v.kind));
+        append_varint(scratch_, v.spec);
+        unsigned char buf[2 * format::max_varint_bytes + 1];
+        unsigned char* p = buf;
+        std::string_view text;
+        switch (v.kind) {
+            case value_kind::boolean:
+                *p++ = v.bits != 0 ? 1 : 0;
+                break;
+            case value_kind::integer:
+                p = format::put_varint(p, format::zigzag(v.as_int()));
+                break;
+            case value_kind::unsigned_integer:
+            case value_kind::object_id:
+                p = format::put_varint(p, v.bits);
+                break;
+            case value_kind::floating:
+            case value_kind::hash:
+                p = format::put_u64(p, v.bits);
+                break;
+            case value_kind::string:
+            case value_kind::type_name:
+                *p++ = v.truncated ? format::value_truncated : 0;
+                p = format::put_varint(p, v.original_size);
+                text = v.text;
+                break;
+            case value_kind::redacted:
+                p = format::put_varint(p, v.original_size);
+                break;
+            default:
+                break;  // statuses: no payload
+        }
+        const std::size_t fixed = static_cast<std::size_t>(p - buf);
+        append_varint(scratch_, fixed + text.size());
+        scratch_.insert(scratch_.end(), buf, p);
+        scratch_.insert(scratch_.end(), text.begin(), text.end());
+    }
+
+    // Each spec once, and again only when it changes.
+    void param_spec(const record& r) {
+        const param_spec_info& s = *r.spec;
+        auto [it, fresh] = specs_.try_emplace(s.index);
+        if (!fresh && it->second.first == s.text && it->second.second == s.name) return;
+        it->second = {std::string(s.text), std::string(s.name)};
+        close_batch();
+        append_varint(scratch_, s.index);
+        append_text(s.text);
+        append_text(s.name);
+        emit(format::rec_param_spec);
+    }
+
+    void apply_error(const record& r) {
+        const std::uint64_t site = site_id(r.where);
+        close_batch();
+        append_varint(scratch_, site);
+        append_varint(scratch_, r.apply_error->spec);
+        append_text(r.apply_error->reason);
+        emit(format::rec_apply_error);
+    }
+
     // A thread that exited before the stop comes without its name: one the
     // trace already knows keeps the name it has there.
     void metric_totals(const record& r) {
@@ -218,7 +303,8 @@ private:
         batch_.insert(batch_.end(), buf, p);
         t.base_ns = r.begin_ns;
         ++events_written_;
-        if (r.metric_count != 0) return zone_metrics(r);
+        if (r.metric_count != 0) zone_metrics(r);
+        if (r.method && tag == format::ev_zone) return method_call_record(r);
         if (batch_.size() >= max_batch_bytes) close_batch();
     }
 
@@ -308,6 +394,7 @@ private:
     std::unordered_map<const site*, std::uint64_t> sites_;
     std::unordered_map<std::uint64_t, thread_entry> threads_;
     std::unordered_set<std::uint64_t> resources_;
+    std::unordered_map<std::uint32_t, std::pair<std::string, std::string>> specs_;  // index -> (text, name) written
     const site* last_site_ = nullptr;
     std::uint64_t last_site_id_ = 0;
     std::uint64_t start_ns_ = 0;

@@ -8,8 +8,9 @@
 //   bytes per event of the largest thread per worker instead of ~60 per event
 //   of the whole trace: touching fresh memory is the dominant cost of
 //   converting.
-// Zones' metric deltas travel beside the events (thread_zone_metrics), by event
-// index, so the 24-byte events and the threads without metrics pay nothing.
+// Zones' metric deltas and method calls' parameter values travel beside the
+// events (thread_zone_metrics), by event index, so the 24-byte events and the
+// threads without metrics or parameters pay nothing.
 #pragma once
 
 #include <algorithm>
@@ -111,8 +112,22 @@ public:
         std::uint32_t count = 0;
     };
 
+    /// A method call's values and exit details (see trace_method_call).
+    struct call {
+        const param_value* values = nullptr;
+        std::uint32_t count = 0;
+        bool exceptional = false;
+        bool has_cpu = false;
+        std::uint64_t cpu_begin_ns = 0;
+        std::uint64_t cpu_end_ns = 0;
+    };
+
     /// Values from an in-memory trace (add's `first` indexes them).
     explicit thread_zone_metrics(const std::vector<metric_value>& model_values) : values_(&model_values) {}
+    /// Values and method calls' parameter values from an in-memory trace
+    /// (add's and add_call's `first` index them).
+    thread_zone_metrics(const std::vector<metric_value>& model_values, const std::vector<param_value>& model_params)
+        : values_(&model_values), params_(&model_params) {}
     /// Values of their own (values(), which add's `first` indexes).
     thread_zone_metrics() : values_(&own_) {}
     thread_zone_metrics(const thread_zone_metrics&) = delete;
@@ -122,8 +137,42 @@ public:
         entries_.clear();
         own_.clear();
         hint_ = 0;
+        calls_.clear();
+        own_params_.clear();
+        call_hint_ = 0;
     }
+    /// No metric deltas (method calls aside: has_calls()).
     bool empty() const noexcept { return entries_.empty(); }
+    bool has_calls() const noexcept { return !calls_.empty(); }
+    /// Where decoded parameter values go (own values only).
+    std::vector<param_value>& params() noexcept { return own_params_; }
+    /// Event `event` (greater than the events given calls before) is a
+    /// method call with the `count` parameter values from index `first` on.
+    void add_call(std::uint32_t event, std::size_t first, std::size_t count, bool exceptional, bool has_cpu,
+                  std::uint64_t cpu_begin_ns, std::uint64_t cpu_end_ns) {
+        calls_.push_back({event, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count), exceptional,
+                          has_cpu, cpu_begin_ns, cpu_end_ns});
+    }
+    /// Whether event `event` is a method call; if so `out` receives it. As
+    /// of(): amortized O(1) for questions in about event order; out of line.
+    LOUPE_NOINLINE bool call_of(std::uint32_t event, call& out) const noexcept {
+        const std::size_t n = calls_.size();
+        if (n == 0) return false;
+        std::size_t i = call_hint_ < n ? call_hint_ : n - 1;
+        for (int steps = 0; steps < 8 && calls_[i].event < event && i + 1 < n; ++steps) ++i;
+        for (int steps = 0; steps < 8 && calls_[i].event > event && i > 0; ++steps) --i;
+        if (calls_[i].event != event) {
+            const auto it = std::lower_bound(calls_.begin(), calls_.end(), event,
+                                             [](const call_entry& e, std::uint32_t k) { return e.event < k; });
+            if (it == calls_.end() || it->event != event) return false;
+            i = static_cast<std::size_t>(it - calls_.begin());
+        }
+        call_hint_ = i;
+        const call_entry& c = calls_[i];
+        const std::vector<param_value>& values = params_ ? *params_ : own_params_;
+        out = {values.data() + c.first, c.count, c.exceptional, c.has_cpu, c.cpu_begin_ns, c.cpu_end_ns};
+        return true;
+    }
     /// Where decoded values go (own values only).
     std::vector<metric_value>& values() noexcept { return own_; }
     /// Event `event` (greater than the events added before) carries the
@@ -159,10 +208,15 @@ public:
     /// last, end_renumbering(inserted), moves what remains.
     void renumber_before(std::uint32_t at, std::uint32_t inserted_so_far) noexcept {
         for (; next_ < entries_.size() && entries_[next_].event < at; ++next_) entries_[next_].event += inserted_so_far;
+        for (; next_call_ < calls_.size() && calls_[next_call_].event < at; ++next_call_) {
+            calls_[next_call_].event += inserted_so_far;
+        }
     }
     void end_renumbering(std::uint32_t inserted) noexcept {
         for (; next_ < entries_.size(); ++next_) entries_[next_].event += inserted;
         next_ = 0;
+        for (; next_call_ < calls_.size(); ++next_call_) calls_[next_call_].event += inserted;
+        next_call_ = 0;
     }
 
 private:
@@ -171,12 +225,65 @@ private:
         std::uint32_t first;
         std::uint32_t count;
     };
+    struct call_entry {
+        std::uint32_t event;
+        std::uint32_t first;
+        std::uint32_t count;
+        bool exceptional;
+        bool has_cpu;
+        std::uint64_t cpu_begin_ns;
+        std::uint64_t cpu_end_ns;
+    };
     std::vector<entry> entries_;  // by event
     std::vector<metric_value> own_;
     const std::vector<metric_value>* values_;
     std::size_t next_ = 0;          // renumbering: the first entry not moved yet
     mutable std::size_t hint_ = 0;  // the previous answer of of()
+    std::vector<call_entry> calls_;  // by event
+    std::vector<param_value> own_params_;
+    const std::vector<param_value>* params_ = nullptr;  // the model's, else own_params_
+    std::size_t next_call_ = 0;                         // renumbering: the first call not moved yet
+    mutable std::size_t call_hint_ = 0;                 // the previous answer of call_of()
 };
+
+/// What the viewers call each parameter spec's values: its name, or
+/// "param<index>" when it has none; a label two specs share gets "#<index>"
+/// on the later one, so each spec's label is unique. In the order of
+/// trace::param_specs.
+inline std::vector<std::pair<std::uint32_t, std::string>> param_labels(const trace& t) {
+    std::vector<std::pair<std::uint32_t, std::string>> labels;
+    for (const trace_param_spec& s : t.param_specs) {
+        std::string label = s.name.empty() ? "param" + std::to_string(s.index) : s.name;
+        for (const auto& other : labels) {
+            if (other.second == label) {
+                label += "#" + std::to_string(s.index);
+                break;
+            }
+        }
+        labels.emplace_back(s.index, std::move(label));
+    }
+    return labels;
+}
+
+/// The label of the value at `i` of a call's values: the spec's label
+/// (`labels`, from param_labels), followed by "[k]" for the k-th further
+/// value of one spec in the call.
+inline std::string param_label_at(const std::vector<std::pair<std::uint32_t, std::string>>& labels,
+                                  const param_value* values, std::uint32_t i) {
+    const std::uint32_t spec = values[i].spec;
+    std::string label;
+    for (const auto& l : labels) {
+        if (l.first == spec) {
+            label = l.second;
+            break;
+        }
+    }
+    if (label.empty()) label = "param" + std::to_string(spec);
+    std::uint32_t repeat = 0;
+    for (std::uint32_t j = 0; j < i; ++j) repeat += values[j].spec == spec;
+    if (repeat != 0) label += "[" + std::to_string(repeat) + "]";
+    return label;
+}
 
 /// Merges a thread's I/O operations (`ops`, by end time) into its events
 /// (in record order: a zone at its end, others at their time), each as a
@@ -192,7 +299,7 @@ void merge_io(const trace& t, const std::vector<std::uint32_t>& ops, std::vector
     const auto record_time = [](const timeline_event& e) {
         return e.type() == event_type::zone ? e.end_or_value : e.begin_ns;
     };
-    const bool renumber = !metrics.empty();
+    const bool renumber = !metrics.empty() || metrics.has_calls();
     std::size_t next = 0;
     for (std::uint32_t i = 0; i < ops.size(); ++i) {
         const trace_io_op& op = t.io_ops[ops[i]];
@@ -331,7 +438,7 @@ void for_each_thread_events(const trace& t, Visitor&& visit) {
     const site_indexes site_index(t);
     const thread_io_ops io(t);
     std::vector<timeline_event> events, scratch;
-    thread_zone_metrics metrics(t.metric_values);
+    thread_zone_metrics metrics(t.metric_values, t.param_values);
     for (std::size_t th = 0; th < t.threads.size(); ++th) {
         const std::vector<std::uint32_t>& ops = io.of(t.threads[th].id);
         if (first[th] == first[th + 1] && ops.empty()) continue;
@@ -342,6 +449,11 @@ void for_each_thread_events(const trace& t, Visitor&& visit) {
             const std::uint32_t ctx = e.context == no_context ? timeline_event::no_context : local_index[e.context];
             if (e.metrics_count != 0) {
                 metrics.add(static_cast<std::uint32_t>(events.size()), e.metrics_begin, e.metrics_count);
+            }
+            if (LOUPE_UNLIKELY(e.method != no_method)) {
+                const trace_method_call& m = t.method_calls[e.method];
+                metrics.add_call(static_cast<std::uint32_t>(events.size()), m.params_begin, m.params_count,
+                                 m.exceptional, m.has_cpu, m.cpu_begin_ns, m.cpu_end_ns);
             }
             events.push_back(timeline_event::make(e.type, site_index(e.site_id), e.begin_ns, e.end_ns, e.value, ctx));
         }
@@ -370,6 +482,8 @@ public:
         // (index in events_records of the EVENTS record whose last event the
         // deltas belong to, offset of the ZONE_METRICS record), in file order
         std::vector<std::pair<std::size_t, std::uint64_t>> zone_metrics_records;
+        // The same for METHOD_CALL records.
+        std::vector<std::pair<std::size_t, std::uint64_t>> method_call_records;
         std::uint64_t event_bytes = 0;               // EVENTS payload bytes (an event takes >= 3)
     };
 
@@ -391,6 +505,7 @@ public:
             last_events_ = &r;
             last_events_thread_ = thread_id;
             last_event_has_metrics_ = false;
+            last_event_has_call_ = false;
         }
     }
     void on_context(std::uint64_t offset, const trace_context& c) override {
@@ -415,6 +530,15 @@ public:
         last_events_->zone_metrics_records.emplace_back(last_events_->events_records.size() - 1, offset);
         last_event_has_metrics_ = !z.values.empty();
     }
+    // Likewise a method call: the second pass (decode_method_call) attaches it.
+    void on_method_call(std::uint64_t offset, const trace_method_call_record& m) override {
+        if (!last_events_ || last_events_thread_ != m.thread_id || last_event_has_call_) {
+            throw trace_error(offset, "METHOD_CALL of thread " + std::to_string(m.thread_id) +
+                                          " does not follow a zone of that thread");
+        }
+        last_events_->method_call_records.emplace_back(last_events_->events_records.size() - 1, offset);
+        last_event_has_call_ = true;
+    }
 
     std::unordered_map<std::uint64_t, thread_records> records;
     std::vector<std::uint64_t> site_offsets;  // where each site (trace::sites order) is defined
@@ -427,6 +551,7 @@ private:
     thread_records* last_events_ = nullptr;  // of the EVENTS record holding the trace's latest event
     std::uint64_t last_events_thread_ = 0;
     bool last_event_has_metrics_ = false;  // a ZONE_METRICS with values followed that event
+    bool last_event_has_call_ = false;     // a METHOD_CALL followed that event
 };
 
 // The payload of the record at `offset` (validated by the first pass),
@@ -465,7 +590,8 @@ struct thread_buffers {
     std::vector<timeline_event> events;
     std::vector<timeline_event> scratch;
     thread_contexts contexts;
-    thread_zone_metrics metrics;   ///< of `events`, decoded from ZONE_METRICS records
+    thread_zone_metrics metrics;    ///< of `events`, decoded from ZONE_METRICS and METHOD_CALL records
+    trace_method_call_record call;  ///< scratch of decode_method_call
     std::size_t trace_events = 0;  ///< of `events`, those from EVENTS records (not I/O)
 };
 
@@ -489,6 +615,26 @@ inline void decode_zone_metrics(const unsigned char* data, std::size_t size, std
     b.metrics.add(static_cast<std::uint32_t>(b.events.size() - 1), first, values.size() - first);
 }
 
+/// Decodes the METHOD_CALL record at `offset` (validated by the first pass)
+/// as the values of the thread's latest event, which must be a zone. The
+/// values' text views the .loupe bytes.
+inline void decode_method_call(const unsigned char* data, std::size_t size, std::uint64_t offset,
+                               const trace_thread& thread, thread_buffers& b) {
+    if (b.events.empty() || b.events.back().type() != event_type::zone) {
+        throw trace_error(
+            offset, "METHOD_CALL of thread " + std::to_string(thread.id) + " does not follow a zone of that thread");
+    }
+    trace_cursor c = record_after_thread(data, size, offset);
+    c.bounded_by_record = true;
+    trace_method_call_record& m = b.call;
+    decode_method_call_payload(c, m, [](std::uint64_t, std::uint64_t) { return true; });
+    std::vector<param_value>& values = b.metrics.params();
+    const std::size_t first = values.size();
+    values.insert(values.end(), m.values.begin(), m.values.end());
+    b.metrics.add_call(static_cast<std::uint32_t>(b.events.size() - 1), first, m.values.size(), m.exceptional,
+                       m.has_cpu, m.cpu_begin_ns, m.cpu_end_ns);
+}
+
 /// The second pass for one thread: decodes its contexts, events and zones'
 /// metrics into `b` and merges its I/O operations (`ops`, from the first
 /// pass) in.
@@ -509,6 +655,7 @@ inline void decode_thread(const unsigned char* data, std::size_t size, const tra
     b.metrics.clear();
     std::uint64_t base_ns = skeleton.session.start_ns;
     auto zone_metrics = records.zone_metrics_records.begin();
+    auto method_calls = records.method_call_records.begin();
     for (std::size_t r = 0; r < records.events_records.size(); ++r) {
         const std::uint64_t offset = records.events_records[r];
         trace_cursor c = record_after_thread(data, size, offset);
@@ -523,6 +670,9 @@ inline void decode_thread(const unsigned char* data, std::size_t size, const tra
             });
         for (; zone_metrics != records.zone_metrics_records.end() && zone_metrics->first == r; ++zone_metrics) {
             decode_zone_metrics(data, size, zone_metrics->second, thread, b);
+        }
+        for (; method_calls != records.method_call_records.end() && method_calls->first == r; ++method_calls) {
+            decode_method_call(data, size, method_calls->second, thread, b);
         }
     }
     check_convertible(skeleton.sites.size(), b.events.size());  // indexes within a thread are 32-bit

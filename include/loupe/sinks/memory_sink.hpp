@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -36,6 +37,22 @@ struct memory_event {
     /// or of CPU `cpu` when thread_id is 0).
     std::vector<metric_value> metrics;
     std::uint32_t cpu = 0;
+    /// zone of a method site: true when the record carried a method call;
+    /// its values (text owned, see `param_text`) and exit details follow.
+    bool has_method = false;
+    std::vector<param_value> params;
+    bool exceptional = false;
+    bool has_cpu = false;
+    std::uint64_t cpu_begin_ns = 0;
+    std::uint64_t cpu_end_ns = 0;
+    /// param_spec: the spec's index, text and name; param_apply_error: the
+    /// spec's index (`where`/`name`: the method) and the reason.
+    std::uint32_t spec = 0;
+    std::string spec_text;
+    std::string spec_name;
+    std::string reason;
+    /// What `params`' text views; shared by copies of the event (immutable).
+    std::shared_ptr<const std::string> param_text;
 
     /// The value of metric `id` in `metrics`, or `otherwise`.
     std::int64_t metric(metric_id id, std::int64_t otherwise = 0) const noexcept {
@@ -77,6 +94,16 @@ public:
         }
         e.metrics.assign(r.metrics, r.metrics + r.metric_count);
         e.cpu = r.cpu;
+        if (r.method) copy_method(*r.method, e);
+        if (r.spec) {
+            e.spec = r.spec->index;
+            e.spec_text = std::string(r.spec->text);
+            e.spec_name = std::string(r.spec->name);
+        }
+        if (r.apply_error) {
+            e.spec = r.apply_error->spec;
+            e.reason = std::string(r.apply_error->reason);
+        }
         std::lock_guard<std::mutex> lock(mutex_);
         events_.push_back(std::move(e));
     }
@@ -105,6 +132,31 @@ public:
     }
 
 private:
+    static void copy_method(const method_call& m, memory_event& e) {
+        e.has_method = true;
+        e.exceptional = m.exceptional;
+        e.has_cpu = m.has_cpu;
+        e.cpu_begin_ns = m.cpu_begin_ns;
+        e.cpu_end_ns = m.cpu_end_ns;
+        e.params.assign(m.values, m.values + m.value_count);
+        std::size_t bytes = 0;
+        for (const param_value& v : e.params) bytes += v.text.size();
+        if (bytes == 0) {
+            for (param_value& v : e.params) v.text = {};
+            return;
+        }
+        auto text = std::make_shared<std::string>();
+        text->reserve(bytes);
+        for (const param_value& v : e.params) text->append(v.text.data(), v.text.size());
+        std::size_t at = 0;
+        for (param_value& v : e.params) {
+            const std::size_t n = v.text.size();
+            v.text = std::string_view(text->data() + at, n);
+            at += n;
+        }
+        e.param_text = std::move(text);
+    }
+
     mutable std::mutex mutex_;
     std::vector<memory_event> events_;
     bool closed_ = false;

@@ -22,6 +22,14 @@
 // - a zone's metric deltas go into its "args", one integer per metric,
 //   named after it ("cpu_time":1200, "db.rows":5; metrics this machine
 //   could not measure are left out);
+// - a method call's parameter values go into its zone's "args", named after
+//   their spec (its name, else "param<index>"; a further value of one spec
+//   in a call gets "[k]"): booleans and numbers as JSON values (NaN and
+//   infinities as the strings "NaN", "Infinity", "-Infinity"), everything
+//   else as the string loupe::format_value gives (statuses by their names,
+//   "NullInCall"; truncated text ending in "…"); "exceptional": true when
+//   the call left by an exception, "cpu_ns" when its thread CPU time was
+//   measured;
 // - "otherData" holds the session name, its wall-clock start
 //   (wall_anchor_ns, ns since 1970, at timestamp start_ns/1000 µs) and the
 //   number of events lost to full rings.
@@ -35,7 +43,9 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "loupe/config.hpp"
@@ -96,6 +106,7 @@ public:
             *out_ += "}}";
         }
         thread_has_metrics_ = !metrics.empty();
+        thread_has_calls_ = metrics.has_calls();
         loupe::detail::replay_thread(events, begins_, [&](const loupe::detail::timeline_step& step) {
             if (step.kind != loupe::detail::timeline_step::end) write_event(events[step.event], step);
         });
@@ -116,6 +127,7 @@ private:
             if (m.available && m.id < max_metrics) metric_keys_[m.id] = report::json::quote(m.name) + ':';
         }
         pid_ = std::to_string(t_.session.pid);
+        param_labels_ = loupe::detail::param_labels(t_);
     }
 
     void write_event(const loupe::detail::timeline_event& e, const loupe::detail::timeline_step& step) {
@@ -147,7 +159,11 @@ private:
         if (LOUPE_UNLIKELY(thread_has_metrics_) && step.kind == loupe::detail::timeline_step::begin) {
             metrics = metrics_->of(step.event);
         }
-        if (context || op || metrics.count != 0) {
+        // A method call's values: looked up only on threads that have some.
+        loupe::detail::thread_zone_metrics::call call;
+        const bool is_call = LOUPE_UNLIKELY(thread_has_calls_) && step.kind == loupe::detail::timeline_step::begin &&
+                             metrics_->call_of(step.event, call);
+        if (context || op || metrics.count != 0 || is_call) {
             *out_ += ",\"args\":{";
             bool first = true;
             if (op) {
@@ -158,6 +174,7 @@ private:
                 first = false;
             }
             if (LOUPE_UNLIKELY(metrics.count != 0)) first = write_metric_args(metrics, first);
+            if (LOUPE_UNLIKELY(is_call)) first = write_param_args(call, first);
             for (unsigned f = 0; context && f < context_field_count; ++f) {
                 if (context->fields[f].empty()) continue;
                 if (!first) *out_ += ',';
@@ -188,6 +205,59 @@ private:
         return first;
     }
 
+    // A method call's values, "exceptional" and "cpu_ns" as arguments (see
+    // write_metric_args).
+    LOUPE_COLD bool write_param_args(const loupe::detail::thread_zone_metrics::call& call, bool first) {
+        for (std::uint32_t i = 0; i < call.count; ++i) {
+            const param_value& v = call.values[i];
+            if (!first) *out_ += ',';
+            first = false;
+            report::json::append_string(*out_, loupe::detail::param_label_at(param_labels_, call.values, i));
+            *out_ += ':';
+            append_param_value(*out_, v);
+        }
+        if (call.exceptional) {
+            *out_ += first ? "\"exceptional\":true" : ",\"exceptional\":true";
+            first = false;
+        }
+        if (call.has_cpu) {
+            *out_ += first ? "\"cpu_ns\":" : ",\"cpu_ns\":";
+            *out_ += std::to_string(static_cast<std::int64_t>(call.cpu_end_ns - call.cpu_begin_ns));
+            first = false;
+        }
+        return first;
+    }
+
+    static void append_param_value(std::string& out, const param_value& v) {
+        switch (v.kind) {
+            case value_kind::boolean:
+                out += v.as_bool() ? "true" : "false";
+                return;
+            case value_kind::integer:
+                out += std::to_string(v.as_int());
+                return;
+            case value_kind::unsigned_integer:
+                out += std::to_string(v.as_uint());
+                return;
+            case value_kind::floating: {
+                const double d = v.as_double();
+                if (d != d) {
+                    out += "\"NaN\"";
+                } else if (d == std::numeric_limits<double>::infinity()) {
+                    out += "\"Infinity\"";
+                } else if (d == -std::numeric_limits<double>::infinity()) {
+                    out += "\"-Infinity\"";
+                } else {
+                    out += report::json::number(d);
+                }
+                return;
+            }
+            default:
+                report::json::append_string(out, format_value(v));
+                return;
+        }
+    }
+
     const trace& t_;
     std::string* out_;
     std::vector<std::string> quoted_sites_;
@@ -195,6 +265,8 @@ private:
     const loupe::detail::thread_contexts* contexts_ = nullptr;  // of the thread being written
     const loupe::detail::thread_zone_metrics* metrics_ = nullptr;  // of the thread being written
     bool thread_has_metrics_ = false;                              // !metrics_->empty()
+    bool thread_has_calls_ = false;                                // metrics_->has_calls()
+    std::vector<std::pair<std::uint32_t, std::string>> param_labels_;  // spec index -> label
     std::string metric_keys_[max_metrics];  // by metric id: "\"name\":" for the metrics shown, else empty
     std::string pid_;
     std::string tid_;

@@ -22,6 +22,13 @@
 // - a zone's metric deltas as integer annotations on its slice, one per
 //   metric, named after it ("cpu_time", "alloc_bytes", "db.rows"; metrics
 //   this machine could not measure are left out);
+// - a method call's parameter values as typed annotations on its zone's
+//   slice (bool_value, int_value, uint_value, double_value; everything else
+//   as the string_value loupe::format_value gives: statuses by their names,
+//   "NullInCall", truncated text ending in "…"), named after their spec (its
+//   name, else "param<index>"; a further value of one spec in a call gets
+//   "[k]"), plus "exceptional" (true) when the call left by an exception and
+//   "cpu_ns" when its thread CPU time was measured;
 // - events lost to full rings as one instant "loupe: events dropped" on the
 //   process track at the session's end, with the count as an annotation;
 // - a clock snapshot tying the timeline to wall-clock time (REALTIME), so
@@ -45,6 +52,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "loupe/config.hpp"
@@ -81,8 +89,9 @@ constexpr std::uint32_t thread_pid = 1, thread_tid = 2, thread_name = 5;
 constexpr std::uint32_t event_annotations = 4, event_type = 9, event_name_iid = 10, event_track_uuid = 11,
                         event_name = 23, event_double_counter_value = 44;
 // DebugAnnotation
-constexpr std::uint32_t annotation_name_iid = 1, annotation_uint_value = 3, annotation_int_value = 4,
-                        annotation_string_value = 6, annotation_name = 10, annotation_string_iid = 17;
+constexpr std::uint32_t annotation_name_iid = 1, annotation_bool_value = 2, annotation_uint_value = 3,
+                        annotation_int_value = 4, annotation_double_value = 5, annotation_string_value = 6,
+                        annotation_name = 10, annotation_string_iid = 17;
 // InternedData and its entries (EventName, DebugAnnotationName, InternedString)
 constexpr std::uint32_t interned_event_names = 2, interned_annotation_names = 3, interned_string_values = 29;
 constexpr std::uint32_t entry_iid = 1, entry_name = 2;
@@ -125,6 +134,12 @@ constexpr unsigned io_annotation_count = 3;
 // interned after the I/O ones (by metric id) once per sequence, when the
 // thread's track is described (see write_metric_names).
 constexpr unsigned metric_annotation_first = io_annotation_first + io_annotation_count;
+// A method call's annotations, names interned after the metrics' in the
+// same packet: "exceptional", "cpu_ns", then each spec's label (in the
+// order of trace::param_specs).
+constexpr unsigned call_annotation_first = metric_annotation_first + max_metrics;
+constexpr unsigned exceptional_annotation = call_annotation_first, cpu_annotation = call_annotation_first + 1,
+                   param_annotation_first = call_annotation_first + 2;
 
 // Track uuids: a hash of (pid, kind, id), so tracks of several processes
 // can share one timeline without colliding.
@@ -187,6 +202,7 @@ private:
         for (const trace_metric& m : t_.metrics) {
             if (m.available && m.id < max_metrics) metric_names_[m.id] = m.name;
         }
+        param_labels_ = loupe::detail::param_labels(t_);
     }
 
     // Whether a zone's delta is shown: its metric is defined and available.
@@ -304,7 +320,8 @@ private:
         pb::close(out_, descriptor);
         pb::close(out_, track);
         thread_has_metrics_ = !metrics_->empty();
-        if (thread_has_metrics_) write_metric_names();
+        thread_has_calls_ = metrics_->has_calls();
+        if (thread_has_metrics_ || thread_has_calls_) write_metric_names();
         close_packet(packet);
 
         loupe::detail::replay_thread(*events_, begins_,
@@ -347,6 +364,7 @@ private:
             if (const trace_io_op* op = loupe::detail::io_operation_of(t_, e)) write_io_annotations(*op);
             // A zone's metrics: looked up only on threads that have some.
             if (LOUPE_UNLIKELY(thread_has_metrics_)) write_metric_annotations(step.event);
+            if (LOUPE_UNLIKELY(thread_has_calls_)) write_call_annotations(step.event);
         }
         if (context) {
             for (unsigned f = 0; f < context_field_count; ++f) {
@@ -390,13 +408,72 @@ private:
     // The names of the metrics shown, interned for the sequence (in the
     // packet describing its track: trace_processor reads a packet's
     // interned_data whatever else it holds) before any slice uses them.
+    // A thread with method calls also interns the calls' annotation names
+    // there.
     LOUPE_COLD void write_metric_names() {
         const std::size_t interned = pb::open(out_, field::interned_data);
-        for (unsigned id = 0; id < max_metrics; ++id) {
+        for (unsigned id = 0; thread_has_metrics_ && id < max_metrics; ++id) {
             if (metric_names_[id].empty()) continue;
             append_entry(field::interned_annotation_names, metric_annotation_first + id + 1, metric_names_[id]);
         }
+        if (thread_has_calls_) {
+            append_entry(field::interned_annotation_names, exceptional_annotation + 1, "exceptional");
+            append_entry(field::interned_annotation_names, cpu_annotation + 1, "cpu_ns");
+            for (std::size_t i = 0; i < param_labels_.size(); ++i) {
+                append_entry(field::interned_annotation_names, param_annotation_first + i + 1, param_labels_[i].second);
+            }
+        }
         pb::close(out_, interned);
+    }
+
+    // A method call's values as typed annotations (names interned by
+    // write_metric_names, or inline for a further value of one spec).
+    LOUPE_COLD void write_call_annotations(std::uint32_t event) {
+        loupe::detail::thread_zone_metrics::call call;
+        if (!metrics_->call_of(event, call)) return;
+        for (std::uint32_t i = 0; i < call.count; ++i) {
+            const param_value& v = call.values[i];
+            const std::size_t annotation = pb::open(out_, field::event_annotations);
+            std::size_t slot = param_labels_.size();
+            for (std::size_t k = 0; k < param_labels_.size(); ++k) {
+                if (param_labels_[k].first == v.spec) slot = k;
+            }
+            bool repeated = false;
+            for (std::uint32_t j = 0; j < i; ++j) repeated |= call.values[j].spec == v.spec;
+            if (slot < param_labels_.size() && !repeated) {
+                pb::append_uint(out_, field::annotation_name_iid, param_annotation_first + slot + 1);
+            } else {
+                pb::append_bytes(out_, field::annotation_name,
+                                 printable_text(loupe::detail::param_label_at(param_labels_, call.values, i)));
+            }
+            switch (v.kind) {
+                case value_kind::boolean:
+                    pb::append_uint(out_, field::annotation_bool_value, v.as_bool() ? 1 : 0);
+                    break;
+                case value_kind::integer:
+                    pb::append_int(out_, field::annotation_int_value, v.as_int());
+                    break;
+                case value_kind::unsigned_integer:
+                    pb::append_uint(out_, field::annotation_uint_value, v.as_uint());
+                    break;
+                case value_kind::floating:
+                    pb::append_double(out_, field::annotation_double_value, v.as_double());
+                    break;
+                default:
+                    pb::append_bytes(out_, field::annotation_string_value, printable_text(format_value(v)));
+                    break;
+            }
+            pb::close(out_, annotation);
+        }
+        if (call.exceptional) {
+            const std::size_t annotation = pb::open(out_, field::event_annotations);
+            pb::append_uint(out_, field::annotation_name_iid, exceptional_annotation + 1);
+            pb::append_uint(out_, field::annotation_bool_value, 1);
+            pb::close(out_, annotation);
+        }
+        if (call.has_cpu) {
+            append_int_annotation(cpu_annotation, static_cast<std::int64_t>(call.cpu_end_ns - call.cpu_begin_ns));
+        }
     }
 
     // An annotation with an integer value, named by iid a + 1 (interned by
@@ -516,6 +593,8 @@ private:
     const loupe::detail::thread_contexts* contexts_ = nullptr;  // of the thread being written
     const loupe::detail::thread_zone_metrics* metrics_ = nullptr;  // of the thread being written
     bool thread_has_metrics_ = false;                              // !metrics_->empty()
+    bool thread_has_calls_ = false;                                // metrics_->has_calls()
+    std::vector<std::pair<std::uint32_t, std::string>> param_labels_;  // spec index -> label, interned in this order
     std::uint64_t thread_id_ = 0;
     std::vector<bool> interned_sites_;  // by site index
     unsigned annotation_names_ = 0;  // bit f: name of context field f interned

@@ -1,0 +1,264 @@
+// Call durations of traced methods by parameter value: what
+// `loupe stats FILE --params` prints.
+//
+//   auto report = loupe::report::param_stats(loupe::read_trace_file("out.loupe"), 10);
+//   std::cout << loupe::report::format_param_stats(report);   // or param_stats_json(report)
+//
+// For every method (a zone site whose calls carry parameter values) and every
+// parameter spec that produced values there, the calls are grouped by the
+// value the spec produced: count, total, mean and max of their wall durations
+// (end - begin, nested calls included), sorted by total, the top N kept.
+// Values are compared as shown (loupe::format_value) and by kind: a status
+// ("NullInCall", "EnableFailed") is a value of its own; a truncated string
+// ends in "…" and groups with the strings cut to the same text. A call whose
+// spec produced several values (several chains) counts once under each
+// distinct one.
+// Cost: O(values log values). Thread-safety: pure functions.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "loupe/reader.hpp"
+#include "loupe/report/json.hpp"
+#include "loupe/report/text.hpp"
+#include "loupe/report/zone_stats.hpp"
+
+namespace loupe::report {
+
+/// The calls of one method in which a spec produced one value.
+struct param_value_stats {
+    std::string value;  ///< as loupe::format_value shows it
+    std::string kind;   ///< loupe::to_string(value_kind): "int", "string", "NullInCall", ...
+    std::uint64_t count = 0;
+    std::uint64_t total_ns = 0;
+    double mean_ns = 0;
+    std::uint64_t max_ns = 0;
+};
+
+/// One spec's values at one method, by total descending (the top N).
+struct param_spec_stats {
+    std::uint32_t spec = 0;
+    std::string label;                ///< the spec's name, or "param<index>"
+    std::string text;                 ///< the spec's line ("" when the trace does not define it)
+    std::uint64_t calls = 0;          ///< calls in which the spec produced a value
+    std::size_t distinct_values = 0;  ///< values seen (shown or not)
+    std::vector<param_value_stats> values;
+};
+
+struct method_param_stats {
+    std::string method;  ///< the site's name: the method's signature
+    std::string file;
+    std::uint32_t line = 0;
+    std::uint64_t calls = 0;  ///< calls recorded with their parameters
+    std::uint64_t total_ns = 0;
+    std::uint64_t exceptional = 0;        ///< calls that left by an exception
+    std::vector<param_spec_stats> specs;  ///< by spec index
+};
+
+struct param_apply_error_row {
+    std::string method;
+    std::uint32_t spec = 0;
+    std::string label;
+    std::string reason;
+};
+
+struct param_report {
+    std::string session;
+    bool complete = true;
+    std::size_t top = 10;                             ///< values kept per (method, spec); 0: all
+    std::uint64_t method_calls = 0;                   ///< calls with a METHOD_CALL record
+    std::vector<method_param_stats> methods;          ///< by total descending
+    std::vector<param_apply_error_row> apply_errors;  ///< in file order
+};
+
+/// Groups the method calls of `t` by parameter value; keeps the `top`
+/// values (by total time) of each (method, spec), all when 0.
+inline param_report param_stats(const trace& t, std::size_t top = 10) {
+    param_report r;
+    r.session = t.session.name;
+    r.complete = t.complete;
+    r.top = top;
+    struct group {
+        std::uint64_t count = 0, total = 0, max = 0;
+    };
+    struct spec_groups {
+        std::uint64_t calls = 0;
+        std::map<std::pair<std::string, value_kind>, group> values;
+    };
+    struct method_groups {
+        std::uint64_t calls = 0, total = 0, exceptional = 0;
+        std::map<std::uint32_t, spec_groups> specs;
+    };
+    std::map<std::uint64_t, method_groups> by_site;
+    std::vector<std::tuple<std::uint32_t, std::string, value_kind>> seen;  // one call's (spec, value) pairs
+    for (const trace_event& e : t.events) {
+        const trace_method_call* call = t.method_of(e);
+        if (!call) continue;
+        ++r.method_calls;
+        const std::uint64_t duration = e.end_ns - e.begin_ns;
+        method_groups& m = by_site[e.site_id];
+        ++m.calls;
+        m.total += duration;
+        m.exceptional += call->exceptional;
+        seen.clear();
+        for (const param_value& v : t.params_of(e)) {
+            std::tuple<std::uint32_t, std::string, value_kind> key{v.spec, format_value(v), v.kind};
+            const bool spec_seen =
+                std::any_of(seen.begin(), seen.end(), [&](const auto& k) { return std::get<0>(k) == v.spec; });
+            if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+            spec_groups& s = m.specs[v.spec];
+            if (!spec_seen) ++s.calls;
+            group& g = s.values[{std::get<1>(key), v.kind}];
+            ++g.count;
+            g.total += duration;
+            g.max = std::max(g.max, duration);
+            seen.push_back(std::move(key));
+        }
+    }
+    for (auto& [site_id, m] : by_site) {
+        const trace_site* site = t.find_site(site_id);
+        method_param_stats ms;
+        ms.method = site ? site->name : "site " + std::to_string(site_id);
+        if (site) {
+            ms.file = site->file;
+            ms.line = site->line;
+        }
+        ms.calls = m.calls;
+        ms.total_ns = m.total;
+        ms.exceptional = m.exceptional;
+        for (auto& [spec, s] : m.specs) {
+            param_spec_stats ss;
+            ss.spec = spec;
+            ss.label = t.param_label(spec);
+            if (const trace_param_spec* def = t.find_param_spec(spec)) ss.text = def->text;
+            ss.calls = s.calls;
+            ss.distinct_values = s.values.size();
+            for (const auto& [key, g] : s.values) {
+                param_value_stats v;
+                v.value = key.first;
+                v.kind = to_string(key.second);
+                v.count = g.count;
+                v.total_ns = g.total;
+                v.mean_ns = static_cast<double>(g.total) / static_cast<double>(g.count);
+                v.max_ns = g.max;
+                ss.values.push_back(std::move(v));
+            }
+            // By total, then count, then value (a stable order for equal rows).
+            std::stable_sort(ss.values.begin(), ss.values.end(),
+                             [](const param_value_stats& a, const param_value_stats& b) {
+                                 if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+                                 return a.count > b.count;
+                             });
+            if (top != 0 && ss.values.size() > top) ss.values.resize(top);
+            ms.specs.push_back(std::move(ss));
+        }
+        r.methods.push_back(std::move(ms));
+    }
+    std::stable_sort(r.methods.begin(), r.methods.end(),
+                     [](const method_param_stats& a, const method_param_stats& b) { return a.total_ns > b.total_ns; });
+    for (const trace_apply_error& e : t.apply_errors) {
+        const trace_site* site = t.find_site(e.site_id);
+        r.apply_errors.push_back(
+            {site ? site->name : "site " + std::to_string(e.site_id), e.spec, t.param_label(e.spec), e.reason});
+    }
+    return r;
+}
+
+/// Text: per method a header line, per spec its values as rows
+/// (count, total, mean, max, value), then the spec errors.
+inline std::string format_param_stats(const param_report& r) {
+    std::string out;
+    char line[512];
+    std::snprintf(line, sizeof line, "session \"%s\": %llu method calls with parameters%s\n",
+                  printable(r.session).c_str(), static_cast<unsigned long long>(r.method_calls),
+                  r.complete ? "" : " (trace cut short)");
+    out += line;
+    if (r.methods.empty()) {
+        out += "no parameter values recorded (no method calls with parameter specs in this trace)\n";
+    }
+    const char* const row = "    %9s %10s %10s %10s  %s\n";
+    for (const method_param_stats& m : r.methods) {
+        std::snprintf(line, sizeof line, "\n%s", printable(m.method).c_str());
+        out += line;
+        if (!m.file.empty()) out += "  (" + printable(m.file) + ":" + std::to_string(m.line) + ")";
+        out += "\n  " + std::to_string(m.calls) + (m.calls == 1 ? " call, total " : " calls, total ") +
+               detail::human_duration(static_cast<double>(m.total_ns));
+        if (m.exceptional != 0) out += ", " + std::to_string(m.exceptional) + " exceptional";
+        out += '\n';
+        for (const param_spec_stats& s : m.specs) {
+            out += "  " + printable(s.label) + " (spec " + std::to_string(s.spec);
+            if (!s.text.empty()) out += ": " + printable(s.text);
+            out += "), " + std::to_string(s.calls) + (s.calls == 1 ? " call, " : " calls, ") +
+                   std::to_string(s.distinct_values) + (s.distinct_values == 1 ? " value\n" : " values\n");
+            std::snprintf(line, sizeof line, row, "count", "total", "mean", "max", "value");
+            out += line;
+            for (const param_value_stats& v : s.values) {
+                std::snprintf(line, sizeof line, row, std::to_string(v.count).c_str(),
+                              detail::human_duration(static_cast<double>(v.total_ns)).c_str(),
+                              detail::human_duration(v.mean_ns).c_str(),
+                              detail::human_duration(static_cast<double>(v.max_ns)).c_str(), "");
+                out.append(line, std::strlen(line) - 1);  // the value may be long: appended whole
+                out += printable(v.value) + "\n";
+            }
+            if (s.values.size() < s.distinct_values) {
+                out += "    (" + std::to_string(s.distinct_values - s.values.size()) + " more values)\n";
+            }
+        }
+    }
+    if (!r.apply_errors.empty()) out += "\nspecs that did not fit a method (their values read EnableFailed):\n";
+    for (const param_apply_error_row& e : r.apply_errors) {
+        out += "  " + printable(e.method) + ": spec " + std::to_string(e.spec) + " (" + printable(e.label) +
+               "): " + printable(e.reason) + "\n";
+    }
+    return out;
+}
+
+/// The report as one JSON object (durations in integer ns, mean as a number).
+inline std::string param_stats_json(const param_report& r) {
+    std::string out = "{\"session\":" + json::quote(r.session) + ",\"complete\":" + (r.complete ? "true" : "false") +
+                      ",\"top\":" + std::to_string(r.top) + ",\"method_calls\":" + json::number(r.method_calls) +
+                      ",\"methods\":[";
+    for (std::size_t i = 0; i < r.methods.size(); ++i) {
+        const method_param_stats& m = r.methods[i];
+        if (i) out += ',';
+        out += "{\"method\":" + json::quote(m.method) + ",\"file\":" + json::quote(m.file) +
+               ",\"line\":" + std::to_string(m.line) + ",\"calls\":" + json::number(m.calls) +
+               ",\"total_ns\":" + json::number(m.total_ns) + ",\"exceptional\":" + json::number(m.exceptional) +
+               ",\"specs\":[";
+        for (std::size_t j = 0; j < m.specs.size(); ++j) {
+            const param_spec_stats& s = m.specs[j];
+            if (j) out += ',';
+            out += "{\"spec\":" + std::to_string(s.spec) + ",\"label\":" + json::quote(s.label) +
+                   ",\"text\":" + json::quote(s.text) + ",\"calls\":" + json::number(s.calls) +
+                   ",\"distinct_values\":" + std::to_string(s.distinct_values) + ",\"values\":[";
+            for (std::size_t k = 0; k < s.values.size(); ++k) {
+                const param_value_stats& v = s.values[k];
+                if (k) out += ',';
+                out += "{\"value\":" + json::quote(v.value) + ",\"kind\":" + json::quote(v.kind) +
+                       ",\"count\":" + json::number(v.count) + ",\"total_ns\":" + json::number(v.total_ns) +
+                       ",\"mean_ns\":" + json::number(v.mean_ns) + ",\"max_ns\":" + json::number(v.max_ns) + "}";
+            }
+            out += "]}";
+        }
+        out += "]}";
+    }
+    out += "],\"apply_errors\":[";
+    for (std::size_t i = 0; i < r.apply_errors.size(); ++i) {
+        const param_apply_error_row& e = r.apply_errors[i];
+        if (i) out += ',';
+        out += "{\"method\":" + json::quote(e.method) + ",\"spec\":" + std::to_string(e.spec) +
+               ",\"label\":" + json::quote(e.label) + ",\"reason\":" + json::quote(e.reason) + "}";
+    }
+    out += "]}\n";
+    return out;
+}
+
+}  // namespace loupe::report
