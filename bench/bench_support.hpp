@@ -1,5 +1,5 @@
 // Shared by the benchmark files: a session that discards what it records
-// (optionally with a thread filter and metrics), started by thread 0 before the timed
+// (optionally with a thread filter, metrics and parameter specs), started by thread 0 before the timed
 // loop and stopped after it.
 #pragma once
 
@@ -18,7 +18,8 @@ namespace loupe_bench {
 class discarding_session {
 public:
     explicit discarding_session(benchmark::State& state, std::uint32_t kinds = loupe::kinds::all,
-                                std::string filter = {}, std::vector<std::string> metrics = {})
+                                std::string filter = {}, std::vector<std::string> metrics = {},
+                                std::string params = {})
         : state_(state) {
         if (state_.thread_index() != 0) return;
         loupe::session_config cfg;
@@ -26,6 +27,7 @@ public:
         cfg.kinds = kinds;
         cfg.filter = std::move(filter);
         cfg.metrics = std::move(metrics);
+        cfg.params = std::move(params);
         cfg.sinks = {std::make_shared<loupe::sinks::null_sink>()};
         session_.emplace(loupe::start_session(cfg));
     }

@@ -17,7 +17,7 @@ callgrind_annotate --inclusive=yes --threshold=100 "$out/cg.out" 2>/dev/null |
             gsub(",", "", $1)
             match($0, /case_[a-z_]+/)
             name = substr($0, RSTART + 5, RLENGTH - 5)
-            ir[name] = $1 / (name ~ /^io_/ ? io_n : n)
+            ir[name] = $1 / (name ~ /^(io_|method_recorded|method_runtime)/ ? io_n : n)
         }
         END {
             printf "%-28s %10s %12s\n", "case", "Ir/iter", "minus empty"
@@ -31,4 +31,7 @@ callgrind_annotate --inclusive=yes --threshold=100 "$out/cg.out" 2>/dev/null |
             for (i = 1; i <= n; i++) printf "%-28s %10.2f %12.2f\n", order[i], ir[order[i]], ir[order[i]] - ir["io_read_plain"]
             n = split("io_openclose_plain io_openclose_wrapped", order, " ")
             for (i = 1; i <= n; i++) printf "%-28s %10.2f %12.2f\n", order[i], ir[order[i]], ir[order[i]] - ir["io_openclose_plain"]
+            printf "\n%-28s %10s %12s\n", "method case", "Ir/iter", "minus plain"
+            n = split("method_plain method_idle method_recorded_three_params method_runtime_three_params", order, " ")
+            for (i = 1; i <= n; i++) printf "%-28s %10.2f %12.2f\n", order[i], ir[order[i]], ir[order[i]] - ir["method_plain"]
         }'

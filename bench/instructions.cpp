@@ -11,6 +11,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <string>
 #include <thread>
 
 namespace {
@@ -106,12 +107,64 @@ LOUPE_BENCH_CASE case_io_openclose_wrapped() {
     for (long i = 0; i < io_iterations; ++i) loupe::io::close(loupe::io::open("/proc/self/../../dev/zero", O_RDONLY));
 }
 
+// Method sites (params.hpp): idle, and recorded with three values through
+// compile-time chains and through runtime chains. Recorded calls take six
+// ring records each, so they run io_iterations times.
+struct method_item {
+    std::string sku;
+};
+struct method_cart {
+    __attribute__((always_inline)) inline void add(const method_item& item, const std::string& note, int qty) {
+        LOUPE_METHOD_CHAINS("bench::Cart::add(Item const&,std::string const&,int)", (item, note, qty),
+                            loupe::named("qty", loupe::arg<3>),
+                            loupe::named("note", loupe::arg<2> | loupe::truncate(16)),
+                            loupe::named("sku", loupe::arg<1> | loupe::field(&method_item::sku)));
+        total += qty;
+        asm volatile("" ::: "memory");
+    }
+    // The same method without its site: the floor of method_idle.
+    __attribute__((always_inline)) inline void add_plain(const method_item&, const std::string&, int qty) {
+        total += qty;
+        asm volatile("" ::: "memory");
+    }
+    int total = 0;
+};
+const method_item bench_item{"SKU-0001-ABCDEFGH"};
+const std::string bench_note = "deliver to the back door, ring twice";
+const std::string runtime_note = bench_note;  // the runtime case's own copy: its code must not fold into the compiled case's
+
+LOUPE_BENCH_CASE case_method_plain() {
+    method_cart cart;
+    asm volatile("" : : "r"(&cart) : "memory");  // the cart lives in memory, as a server's objects do
+    for (long i = 0; i < iterations; ++i) cart.add_plain(bench_item, bench_note, static_cast<int>(i & 7));
+}
+
+LOUPE_BENCH_CASE case_method_idle() {
+    method_cart cart;
+    asm volatile("" : : "r"(&cart) : "memory");  // the cart lives in memory, as a server's objects do
+    for (long i = 0; i < iterations; ++i) cart.add(bench_item, bench_note, static_cast<int>(i & 7));
+}
+
+LOUPE_BENCH_CASE case_method_recorded_three_params() {
+    method_cart cart;
+    asm volatile("" : : "r"(&cart) : "memory");  // the cart lives in memory, as a server's objects do
+    for (long i = 0; i < io_iterations; ++i) cart.add(bench_item, bench_note, static_cast<int>(i & 7));
+}
+
+LOUPE_BENCH_CASE case_method_runtime_three_params() {
+    method_cart cart;
+    asm volatile("" : : "r"(&cart) : "memory");  // the cart lives in memory, as a server's objects do
+    for (long i = 0; i < io_iterations; ++i) cart.add(bench_item, runtime_note, static_cast<int>(i & 7));
+}
+
 }  // namespace
 
 int main() {
     zero_fd = loupe::io::open("/dev/zero", O_RDONLY);
     case_empty();
     case_zone_idle();
+    case_method_plain();
+    case_method_idle();
     case_floor_two_tsc_ring_write();
     case_annotate_one_field();
     {
@@ -141,6 +194,28 @@ int main() {
     case_zone_recorded();
     case_io_read_wrapped_recorded();
     auto stats = session.stop();
+    {
+        loupe::reflect<method_item>("bench::Item").field("sku", &method_item::sku);
+        auto params_cfg = cfg;
+        params_cfg.name = "instructions-params";
+        params_cfg.params = "method=bench::Cart::add(Item const&,std::string const&,int)";
+        auto compiled = loupe::start_session(params_cfg);
+        std::thread([] { case_method_recorded_three_params(); }).join();
+        const auto compiled_stats = compiled.stop();
+        params_cfg.params =
+            "method=bench::Cart::add(Item const&,std::string const&,int); param=3\n"
+            "method=bench::Cart::add(Item const&,std::string const&,int); param=2; chain=truncate(16)\n"
+            "method=bench::Cart::add(Item const&,std::string const&,int); param=1; chain=field(sku)\n";
+        auto runtime = loupe::start_session(params_cfg);
+        std::thread([] { case_method_runtime_three_params(); }).join();
+        const auto runtime_stats = runtime.stop();
+        if (compiled_stats.delivered != io_iterations || runtime_stats.delivered != io_iterations) {
+            std::printf("method calls recorded: %llu and %llu of %ld\n",
+                        static_cast<unsigned long long>(compiled_stats.delivered),
+                        static_cast<unsigned long long>(runtime_stats.delivered), io_iterations);
+            return 1;
+        }
+    }
     // Zones with one push metric take two records each: a fresh thread gets
     // a ring for all of them.
     cfg.name = "instructions-metrics";

@@ -58,5 +58,12 @@
 
 // Internal: glue two tokens after expanding them. Macros use __COUNTER__ so
 // that two zones on one line, or in one block, get distinct local names.
+// The enclosing function's name as macros record it in a site.
+#if defined(__GNUC__) || defined(__clang__)
+#    define LOUPE_DETAIL_FUNCTION __PRETTY_FUNCTION__
+#else
+#    define LOUPE_DETAIL_FUNCTION __func__
+#endif
+
 #define LOUPE_DETAIL_CAT2(a, b) a##b
 #define LOUPE_DETAIL_CAT(a, b) LOUPE_DETAIL_CAT2(a, b)

@@ -26,6 +26,7 @@
 #include "loupe/context.hpp"
 #include "loupe/error.hpp"
 #include "loupe/filter.hpp"
+#include "loupe/params.hpp"
 #include "loupe/session.hpp"
 #include "loupe/sink.hpp"
 #include "loupe/sinks/callback_sink.hpp"
@@ -36,12 +37,6 @@
 #include "loupe/thread.hpp"
 #include "loupe/version.hpp"
 #include "loupe/zone.hpp"
-
-#if defined(__GNUC__) || defined(__clang__)
-#    define LOUPE_DETAIL_FUNCTION __PRETTY_FUNCTION__
-#else
-#    define LOUPE_DETAIL_FUNCTION __func__
-#endif
 
 #define LOUPE_DETAIL_SITE(var, name, kind) \
     static constexpr ::loupe::site var { name, __FILE__, LOUPE_DETAIL_FUNCTION, __LINE__, ::loupe::site_kind::kind }

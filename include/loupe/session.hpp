@@ -70,6 +70,21 @@ public:
         state_->owner->set_filter(*state_, text);
     }
 
+    /// Replaces the session's parameter specs (text as in
+    /// session_config::params; empty: none) while it runs. Calls that enter
+    /// from now on use them; a call already inside keeps the values it entered
+    /// with. Throws loupe::error naming the line and column for invalid text
+    /// (the old specs stay), or when the session does not record
+    /// `kinds::methods` or is not running.
+    /// Cost: a parse and two mutexes; each method site rebinds on its next call.
+    /// Thread-safety: any thread except the collector.
+    void set_params(std::string_view text) {
+        if (!state_ || state_->owner != detail::runtime_pointer().load(std::memory_order_acquire)) {
+            throw error("cannot change the parameter specs of a session that is not running");
+        }
+        state_->owner->set_params(*state_, text);
+    }
+
     /// Counts so far (final after `stop`).
     session_stats stats() const noexcept { return state_ ? state_->stats() : session_stats{}; }
 

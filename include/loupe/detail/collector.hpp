@@ -81,6 +81,10 @@ inline void runtime::collector_main() noexcept {
 
         // Work without the lock: hosts can acquire rings and start sessions.
         for (auto& s : starting) begin_session(*s);
+        for (std::uint64_t m = live_mask; m != 0; m &= m - 1) {
+            session_state& s = *live[__builtin_ctzll(m)];
+            if (s.begun) send_param_news(s);
+        }
         std::size_t moved = 0;
         bool complete = true;  // every ring drained to its head in this pass
         retired.clear();
@@ -170,6 +174,8 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                 if (pending.marker == &zone_metrics_marker) {  // held for the zone record that follows
                     std::memcpy(r.collector_zone_metrics.delta + 1, pending.data, pending.bytes);
                     pending.bytes = pending.received = 0;
+                } else if (pending.marker == &method_call_marker) {
+                    deliver_method_call(r, live, live_mask, thread);
                 } else {
                     deliver_payload(pending, live, live_mask, thread);
                 }
@@ -184,7 +190,8 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             result.complete = false;
             return false;
         }
-        if (raw.where == &io_op_marker || raw.where == &io_resource_marker || raw.where == &context_marker) {
+        if (raw.where == &io_op_marker || raw.where == &io_resource_marker || raw.where == &context_marker ||
+            raw.where == &method_call_marker) {
             // A header: its payload follows in the next records.
             pending.marker = raw.where;
             pending.sessions = raw.sessions;
@@ -194,7 +201,9 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                 pending.end_ticks = raw.t1;
                 pending.bytes = sizeof(io_op_payload);
             } else {
-                const std::size_t limit = raw.where == &context_marker ? max_context_payload : max_io_resource_payload;
+                const std::size_t limit = raw.where == &context_marker     ? max_context_payload
+                                          : raw.where == &method_call_marker ? max_method_payload
+                                                                             : max_io_resource_payload;
                 pending.bytes = static_cast<std::size_t>(std::min<std::uint64_t>(raw.t1, limit));
             }
             if (pending.bytes == 0) deliver_payload(pending, live, live_mask, thread);
@@ -292,6 +301,99 @@ inline void runtime::deliver_payload(ring::pending_payload& unit, const std::sha
         s.send(rec);
     }
     unit.bytes = unit.received = 0;
+}
+
+// A method-call unit (method_wire.hpp) is complete in `r.collector_payload`:
+// one zone record per session, carrying that session's values.
+inline void runtime::deliver_method_call(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
+                                         const thread_info& thread) noexcept {
+    ring::pending_payload& unit = r.collector_payload;
+    const metric_plan* plan = std::exchange(r.collector_zone_metrics.plan, nullptr);  // deltas held for this call
+    method_payload_header h;
+    if (unit.bytes < sizeof h) {  // cannot happen with loupe's own producer; never read past the payload
+        unit.bytes = unit.received = 0;
+        return;
+    }
+    std::memcpy(&h, unit.data, sizeof h);
+    constexpr std::size_t max_values = max_method_payload / sizeof(encoded_value_header);
+    param_value values[max_values];
+    std::uint8_t value_slot[max_values];
+    std::size_t count = 0;
+    std::uint32_t max_spec = 0;
+    const unsigned char* at = unit.data + sizeof h;
+    std::size_t left = std::min<std::size_t>(h.values_bytes, unit.bytes - sizeof h);
+    while (count < h.value_count && count < max_values) {
+        const std::size_t used = decode_value(at, left, values[count], value_slot[count]);
+        if (used == 0) break;
+        max_spec = std::max(max_spec, values[count].spec + 1);
+        at += used;
+        left -= used;
+        ++count;
+    }
+    method_call call;
+    call.exceptional = (h.flags & method_exceptional) != 0;
+    call.has_cpu = (h.flags & method_has_cpu) != 0;
+    call.cpu_begin_ns = h.cpu_begin_ns;
+    call.cpu_end_ns = h.cpu_end_ns;
+    record rec;
+    rec.kind = record_kind::zone;
+    rec.thread = &thread;
+    rec.where = &h.site->zone;
+    rec.begin_ns = clock_.to_ns(unit.ticks);
+    rec.end_ns = clock_.to_ns(h.end_ticks);
+    rec.method = &call;
+    for (std::uint64_t targets = unit.sessions & live_mask; targets != 0; targets &= targets - 1) {
+        session_state& s = *live[__builtin_ctzll(targets)];
+        if (static_cast<std::int64_t>(unit.ticks - s.start_ticks) < 0) continue;  // for the slot's previous session
+        if (max_spec > s.param_specs_sent) send_param_news(s);  // definitions before their first value
+        param_value mine[max_values];
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            if (value_slot[i] == s.slot) mine[n++] = values[i];
+        }
+        call.values = mine;
+        call.value_count = n;
+        metric_value deltas[max_zone_metrics];
+        rec.metric_count = plan ? collector_detail::select_metrics(*plan, r.collector_zone_metrics.delta,
+                                                                   s.metrics.zone_mask(), deltas)
+                                : 0;
+        rec.metrics = deltas;
+        rec.session = &s.info;
+        collector_detail::bump(s.delivered, 1);
+        s.send(rec);
+    }
+    unit.bytes = unit.received = 0;
+}
+
+// New spec definitions and apply errors of `s`, to its sinks.
+inline void runtime::send_param_news(session_state& s) noexcept {
+    if (!s.param_log) return;
+    session_param_log& log = *s.param_log;
+    std::lock_guard<std::mutex> lock(log.mutex);
+    record rec;
+    rec.session = &s.info;
+    rec.begin_ns = rec.end_ns = clock_.to_ns(clock_.now_ticks());
+    for (; log.sent < log.specs.size(); ++log.sent) {
+        param_spec_info info;
+        info.index = static_cast<std::uint32_t>(log.sent);
+        info.text = log.specs[log.sent].text;
+        info.name = log.specs[log.sent].name;
+        rec.kind = record_kind::param_spec;
+        rec.spec = &info;
+        s.send(rec);
+    }
+    s.param_specs_sent = log.sent;
+    rec.spec = nullptr;
+    for (const auto& e : log.pending_errors) {
+        param_apply_error info;
+        info.spec = e.spec;
+        info.reason = e.reason;
+        rec.kind = record_kind::param_apply_error;
+        rec.where = &e.site->zone;
+        rec.apply_error = &info;
+        s.send(rec);
+    }
+    log.pending_errors.clear();
 }
 
 inline void runtime::report_drops(ring* r, session_state& s) noexcept {

@@ -68,14 +68,12 @@ LOUPE_NOINLINE const metric_plan* enter_zone_metrics(const metric_plan* plan) no
     return plan;
 }
 
-/// Packs a zone and its deltas (end − begin per plan metric) into `out`: a
-/// header holding the plan and the first delta, the other deltas (4 a
-/// record), the zone record. Returns the number of records: 2 for one
-/// metric.
-inline std::size_t pack_zone_with_metrics(const site* where, std::uint64_t t0, std::uint64_t t1,
-                                          std::uint64_t sessions, const metric_plan& plan,
-                                          const std::int64_t* begin, const std::int64_t* end,
-                                          raw_record* out) noexcept {
+/// Packs the deltas (end − begin per plan metric) of the zone or method call
+/// that follows into `out`: a header holding the plan and the first delta,
+/// then the other deltas (4 a record). The collector holds them for the next
+/// zone record or method-call unit of the ring. Returns the number of records.
+inline std::size_t pack_metric_deltas(std::uint64_t sessions, const metric_plan& plan, const std::int64_t* begin,
+                                      const std::int64_t* end, raw_record* out) noexcept {
     // Modular: a counter that wrapped still gives the right difference.
     auto delta = [&](std::uint32_t i) {
         return static_cast<std::uint64_t>(end[i]) - static_cast<std::uint64_t>(begin[i]);
@@ -89,6 +87,16 @@ inline std::size_t pack_zone_with_metrics(const site* where, std::uint64_t t0, s
         std::memcpy(static_cast<void*>(out + 1), rest, records * sizeof(raw_record));
         n += records;
     }
+    return n;
+}
+
+/// Packs a zone and its deltas into `out`: the deltas (pack_metric_deltas),
+/// then the zone record. Returns the number of records: 2 for one metric.
+inline std::size_t pack_zone_with_metrics(const site* where, std::uint64_t t0, std::uint64_t t1,
+                                          std::uint64_t sessions, const metric_plan& plan,
+                                          const std::int64_t* begin, const std::int64_t* end,
+                                          raw_record* out) noexcept {
+    const std::size_t n = pack_metric_deltas(sessions, plan, begin, end, out);
     out[n] = raw_record{where, t0, t1, sessions};
     return n + 1;
 }

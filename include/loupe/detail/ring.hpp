@@ -176,7 +176,7 @@ public:
         std::uint64_t end_ticks = 0;   ///< I/O operations: end time
         std::size_t bytes = 0;       ///< payload size
         std::size_t received = 0;    ///< payload bytes copied so far
-        unsigned char data[416] = {};
+        unsigned char data[4096] = {};  ///< the largest unit: a method call (method_wire.hpp)
     } collector_payload;
     /// The deltas of the zone record that follows (from a zone-with-metrics unit).
     struct held_zone_metrics {

@@ -44,6 +44,8 @@
 #include "loupe/detail/context_record.hpp"
 #include "loupe/detail/hot_state.hpp"
 #include "loupe/detail/metric_plan.hpp"
+#include "loupe/detail/method_wire.hpp"
+#include "loupe/detail/param_log.hpp"
 #include "loupe/detail/metric_registry.hpp"
 #include "loupe/detail/ring.hpp"
 #include "loupe/detail/session_metrics.hpp"
@@ -111,6 +113,12 @@ public:
         std::shared_ptr<const filter> thread_filter = parse_filter(cfg.name, cfg.filter);
         auto s = std::make_shared<session_state>();
         s->metrics = session_metrics::resolve(cfg.name, cfg.metrics);
+        std::shared_ptr<void> specs;
+        if (cfg.kinds & kinds::methods) {
+            s->param_log = std::make_shared<session_param_log>();
+            s->param_value_bytes = cfg.param_value_bytes;
+            if (!cfg.params.empty()) specs = params().compile(cfg.name, cfg.params, cfg.param_value_bytes, *s->param_log);
+        }
         s->metric_totals_interval = cfg.metric_totals_interval;
         s->info.metrics = s->metrics.infos().data();
         s->info.metric_count = s->metrics.infos().size();
@@ -160,6 +168,7 @@ public:
         }
         slots_[slot] = s;
         occupied_slots_.fetch_or(std::uint64_t{1} << slot, std::memory_order_release);
+        if (specs) params().publish(slot, std::move(specs), s->param_log);
         publish_locked();
         lock.unlock();
         wake_collector();
@@ -177,6 +186,7 @@ public:
         if (s.phase == session_phase::starting || s.phase == session_phase::active) {
             s.phase = session_phase::stopping;
             s.stop_ticks = clock_.now_ticks();
+            if (const params_backend* b = g_params_backend.load(std::memory_order_acquire)) b->publish(s.slot, nullptr, nullptr);
             publish_locked();
             wake_ = true;
             wake_cv_.notify_one();
@@ -201,6 +211,24 @@ public:
         }
         publish_locked();
         // The old filter is released here, after no refresh can still use it.
+    }
+
+    /// Any thread. Replaces the parameter specs of a running session; calls
+    /// that enter from now on use them. Throws loupe::error naming the line
+    /// and column for invalid text (the old specs stay), or when the session
+    /// does not record methods or is not running.
+    void set_params(session_state& s, std::string_view text) {
+        if (!s.param_log) {
+            throw error("cannot set the parameter specs of session '" + s.name +
+                        "': it does not record methods (kinds lacks loupe::kinds::methods)");
+        }
+        std::shared_ptr<void> specs = text.empty() ? nullptr : params().compile(s.name, text, s.param_value_bytes, *s.param_log);
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (s.phase != session_phase::starting && s.phase != session_phase::active) {
+            throw error("cannot change the parameter specs of session '" + s.name + "': it is not running");
+        }
+        std::shared_ptr<session_param_log> log = specs ? s.param_log : nullptr;
+        params().publish(s.slot, std::move(specs), std::move(log));
     }
 
     /// Host thread, slow path: of the session slots in `candidates`, those
@@ -322,6 +350,15 @@ private:
         }
     }
 
+    // The parameter backend (params/method.hpp); configuring specs without it is a usage error.
+    static const params_backend& params() {
+        const params_backend* b = g_params_backend.load(std::memory_order_acquire);
+        if (b == nullptr) {
+            throw error("parameter specs need <loupe/params.hpp> (or <loupe/loupe.hpp>) in the program");
+        }
+        return *b;
+    }
+
     static std::string current_process_name() {
 #if LOUPE_OS_LINUX && defined(__GLIBC__)
         return program_invocation_short_name ? program_invocation_short_name : "";
@@ -343,6 +380,12 @@ private:
         if (cfg.metric_totals_interval.count() < 0) {
             throw error(who + "metric_totals_interval = " + std::to_string(cfg.metric_totals_interval.count()) +
                         " ms: expected 0 (only at the stop) or a positive interval");
+        }
+        if (!cfg.params.empty() && !(cfg.kinds & kinds::methods)) {
+            throw error(who + "params are given but kinds lacks loupe::kinds::methods: specs apply to method calls");
+        }
+        if (cfg.param_value_bytes < 8 || cfg.param_value_bytes > 4096) {
+            throw error(who + "param_value_bytes = " + std::to_string(cfg.param_value_bytes) + ": expected 8 to 4096");
         }
         if (cfg.ring_bytes < min_ring_bytes || cfg.ring_bytes > max_ring_bytes) {
             throw error(who + "ring_bytes = " + std::to_string(cfg.ring_bytes) + ": expected " +
@@ -462,6 +505,9 @@ private:
     drain_result drain_ring(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask) noexcept;
     void deliver_payload(ring::pending_payload& unit, const std::shared_ptr<session_state>* live,
                          std::uint64_t live_mask, const thread_info& thread) noexcept;
+    void deliver_method_call(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
+                             const thread_info& thread) noexcept;
+    void send_param_news(session_state& s) noexcept;
     void report_drops(ring* r, session_state& s) noexcept;
     void report_ringless_drops(session_state& s) noexcept;
     void begin_session(session_state& s) noexcept;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "loupe/detail/param_log.hpp"
 #include "loupe/detail/session_metrics.hpp"
 #include "loupe/error.hpp"
 #include "loupe/session_config.hpp"
@@ -32,6 +33,10 @@ struct session_state {
     std::uint64_t start_ticks = 0;
     session_info info;  ///< info.name views `name`, info.metrics views `metrics`
     session_metrics metrics;
+    /// Parameter specs: every spec the session had and its pending apply
+    /// errors (null when it records no methods).
+    std::shared_ptr<session_param_log> param_log;
+    std::size_t param_value_bytes = 256;
 
     // Guarded by the runtime mutex.
     session_phase phase = session_phase::starting;
@@ -45,6 +50,7 @@ struct session_state {
     };
     std::vector<sink_slot> sinks;
     bool begun = false;
+    std::size_t param_specs_sent = 0;  ///< copy of param_log->sent, read without its lock
     std::chrono::milliseconds metric_totals_interval{0};     // immutable after start
     std::chrono::steady_clock::time_point next_metric_totals;  // collector: when to write them next
 

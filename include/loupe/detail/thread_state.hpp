@@ -39,6 +39,9 @@ struct thread_state {
     /// computed with sessions_by_kind.
     const metric_plan* plan;
     std::uint32_t internal_allocations;  ///< > 0 while loupe allocates for itself on this thread
+    /// > 0 while a parameter chain runs on this thread: methods it calls are
+    /// not traced (the recursion guard, US 9,129,056 ¶0158).
+    std::uint32_t in_chain;
 };
 
 LOUPE_API inline thread_local thread_state t_state;

@@ -1,0 +1,401 @@
+// Method sites: an entry/exit scope that records a method call with the
+// values of its parameters (US 9,129,056). Usually placed by the macros:
+//
+//     void Cart::add(const Item& item, int qty) {
+//         LOUPE_METHOD("shop::Cart::add(Item const&,int)", item, qty);
+//         ...
+//     }
+//     double price(const Order* order) {
+//         LOUPE_FUNCTION_PARAMS("shop::price(Order const*)", order);
+//         ...
+//     }
+//     // with compile-time chains that specs select by name (chain=@sku):
+//     LOUPE_METHOD_CHAINS("shop::Cart::add(Item const&,int)", (item, qty),
+//                         loupe::named("sku", loupe::arg<1> | loupe::field(&Item::sku) | loupe::truncate(16)));
+//
+// Parameters are captured by reference and touched only when a session that
+// records `kinds::methods` from this thread has a spec that applies (index 0
+// is the receiver `this`, 1.. the declared parameters). A call is recorded as
+// a zone named by the signature, carrying the specs' values (record::method).
+//
+// Cost (README "Overhead"): nothing recording — one relaxed load and a
+// branch; recording without an applicable spec — a zone plus a generation
+// check; with specs — each chain's own work (a field read, a getter call).
+// Values are evaluated before the entry timestamp and the exit timestamp is
+// taken first, so chain work is not charged to the call.
+//
+// Thread-safety: a scope lives on one thread's stack. Specs may change while
+// calls run on other threads: a call keeps the values of the binding it
+// entered with, and is delivered whole (entry and exit in one record).
+#pragma once
+
+#include <cstdint>
+#include <exception>
+#include <tuple>
+#include <type_traits>
+#include <typeinfo>
+#include <utility>
+
+#include "loupe/detail/method_binding.hpp"
+#include "loupe/detail/method_wire.hpp"
+#include "loupe/detail/metric_plan.hpp"
+#include "loupe/detail/pull_sources.hpp"
+#include "loupe/detail/runtime.hpp"
+#include "loupe/detail/thread_state.hpp"
+#include "loupe/params/chain.hpp"
+#include "loupe/params/value.hpp"
+#include "loupe/zone.hpp"
+
+namespace loupe {
+
+namespace detail {
+
+/// The compile-time chains registered at a site, with their names and start
+/// parameters in arrays a constant-initialized method_site can point at.
+template <class... Named>
+struct site_chains {
+    static constexpr unsigned count = sizeof...(Named);
+    std::tuple<Named...> chains;
+    const char* names[count == 0 ? 1 : count];
+    unsigned params[count == 0 ? 1 : count];
+
+    constexpr explicit site_chains(Named... n)
+        : chains(n...), names{n.name...}, params{chain_param_v<decltype(n.chain)>...} {}
+
+    /// Runs chain `i` on the call's receiver and arguments.
+    template <class Self, class Tuple>
+    void evaluate(unsigned i, const Self* self, const Tuple& args, value_writer& out) const noexcept {
+        evaluate_at(i, self, args, out, std::index_sequence_for<Named...>{});
+    }
+
+private:
+    template <class Self, class Tuple, std::size_t... I>
+    void evaluate_at(unsigned i, const Self* self, const Tuple& args, value_writer& out,
+                     std::index_sequence<I...>) const noexcept {
+        (void)((i == I ? (evaluate_chain(std::get<I>(chains).chain, self, args, out), true) : false) || ...);
+        (void)i, (void)self, (void)args, (void)out;
+    }
+};
+
+template <class... Named>
+constexpr site_chains<Named...> make_site_chains(Named... n) noexcept {
+    return site_chains<Named...>(n...);
+}
+
+/// Descriptors of a site's parameter types: [0] the receiver (null for a free
+/// function), [1..] the declared parameters.
+template <class Self, class Tuple>
+struct site_arg_types;
+template <class Self, class... Args>
+struct site_arg_types<Self, std::tuple<Args&...>> {
+    static constexpr std::size_t count = 1 + sizeof...(Args);
+    static const type_desc* const* get() noexcept {
+        static const type_desc* const types[count] = {self_desc(), type_desc_of<std::remove_cv_t<Args>>()...};
+        return types;
+    }
+    static const type_desc* self_desc() noexcept {
+        if constexpr (std::is_void_v<Self>) {
+            return nullptr;
+        } else {
+            return type_desc_of<Self>();
+        }
+    }
+};
+
+/// The dynamic type of the receiver (its static type when not polymorphic).
+template <class Self>
+const std::type_info& receiver_type(const Self* self) noexcept {
+    if constexpr (std::is_polymorphic_v<Self>) {
+        return typeid(*self);
+    } else {
+        (void)self;
+        return typeid(Self);
+    }
+}
+
+template <int = 0>
+LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0, std::uint64_t sessions,
+                                     const metric_plan* plan, std::uint64_t cpu_begin, std::uint32_t stack_begin,
+                                     std::uint16_t value_count, std::uint8_t flags) noexcept;
+
+/// What a recorded call's entry leaves for its exit.
+struct call_entry {
+    std::uint64_t sessions;  ///< 0: not recorded after all (called from a modifier)
+    std::uint64_t t0;
+    const metric_plan* plan;
+    std::uint64_t cpu_begin;
+    std::uint32_t stack_begin;
+    int uncaught;
+    std::uint16_t value_count;
+    std::uint8_t flags;
+};
+
+// Writes the values of the entries in `mask` that belong to `sessions` onto
+// the thread's value stack; `e` gets their count, position and flags. True
+// if one of them wants CPU time.
+template <class Chains, class Self, class Tuple, std::size_t... I>
+bool evaluate_entries(const site_binding& binding, std::uint64_t mask, std::uint64_t sessions, const Chains& chains,
+                      const Self* self, const Tuple& args, call_entry& e, std::index_sequence<I...>) noexcept {
+    value_stack* stack;
+    {
+        internal_allocation_scope internal;
+        stack = thread_value_stack();
+    }
+    e.stack_begin = stack ? static_cast<std::uint32_t>(stack->top) : 0;
+    const void* const addresses[] = {self, static_cast<const void*>(&std::get<I>(args))...};
+    bool cpu = false;
+    thread_state& ts = t_state;
+    for (; mask != 0; mask &= mask - 1) {
+        const binding_entry& entry = binding.entries[static_cast<std::size_t>(__builtin_ctzll(mask))];
+        if (!(sessions >> entry.slot & 1)) continue;
+        cpu = cpu || entry.cpu;
+        if (entry.source == entry_source::timing) continue;
+        if (stack == nullptr) {
+            e.flags |= method_values_lost;
+            continue;
+        }
+        const std::size_t used = stack->top - e.stack_begin;
+        const std::size_t room = std::min(value_stack::capacity - stack->top,
+                                          max_method_payload - sizeof(method_payload_header) - used);
+        if (room < sizeof(encoded_value_header) + 8 || e.value_count == 0xFFFF) {
+            e.flags |= method_values_lost;
+            continue;
+        }
+        unsigned char* at = stack->bytes + stack->top;
+        value_writer out(reinterpret_cast<char*>(at + sizeof(encoded_value_header)),
+                         std::min<std::size_t>(entry.value_bytes, room - sizeof(encoded_value_header)));
+        ++ts.in_chain;
+        switch (entry.source) {
+            case entry_source::compiled: chains.evaluate(entry.compiled, self, args, out); break;
+            case entry_source::runtime: entry.chain->evaluate(addresses[entry.param], out); break;
+            default: out.fail(value_kind::enable_failed); break;
+        }
+        --ts.in_chain;
+        param_value v = out.value();
+        v.spec = entry.spec;
+        stack->top += encode_value(v, entry.slot, at);
+        ++e.value_count;
+    }
+    return cpu;
+}
+
+// Entry of a call some session records: binds the site if the specs changed,
+// evaluates the applicable chains, then reads metrics, CPU time and — last,
+// so the chains' work is not the call's — the entry timestamp.
+template <class Chains, class Self, class Tuple>
+LOUPE_NOINLINE call_entry enter_method(method_site& where, const Chains& chains, const Self* self, const Tuple& args,
+                                         std::uint64_t sessions) noexcept {
+    call_entry e{sessions, 0, nullptr, 0, 0, 0, 0, 0};
+    thread_state& ts = t_state;
+    if (ts.in_chain != 0) {  // called from a modifier: not traced (¶0158)
+        e.sessions = 0;
+        return e;
+    }
+    using types = site_arg_types<Self, Tuple>;
+    method_registry& registry = methods_registry();
+    const auto* binding = static_cast<const site_binding*>(where.binding.load(std::memory_order_acquire));
+    if (LOUPE_UNLIKELY(where.bound_generation.load(std::memory_order_acquire) !=
+                       registry.generation.load(std::memory_order_acquire))) {
+        internal_allocation_scope internal;
+        binding = registry.bind(where, types::get(), types::count);
+    }
+    std::uint64_t mask = 0;
+    if (binding != nullptr && (binding->slots & sessions) != 0) {
+        mask = binding->fixed_mask;
+        if constexpr (!std::is_void_v<Self>) {
+            if (binding->receiver_dependent) mask = registry.entries_for(*binding, receiver_type(self));
+        }
+    }
+    const bool cpu = mask != 0 && evaluate_entries(*binding, mask, sessions, chains, self, args, e,
+                                                   std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+    e.plan = ts.plan;
+    if (LOUPE_UNLIKELY(e.plan != nullptr)) e.plan = enter_zone_metrics(e.plan);
+    if (cpu) {
+        e.flags |= method_has_cpu;
+        e.cpu_begin = static_cast<std::uint64_t>(read_cpu_clock(CLOCK_THREAD_CPUTIME_ID));
+    }
+    e.uncaught = std::uncaught_exceptions();
+    e.t0 = read_ticks();
+    return e;
+}
+
+}  // namespace detail
+
+/// RAII method call scope (see the file comment). Built by the macros; use it
+/// directly only with a `method_site` of static storage duration.
+/// Exceptions: none escape; a chain's exception becomes ExceptionInCall.
+template <class Chains, class Self, class... Args>
+class method_scope {
+public:
+    LOUPE_ALWAYS_INLINE method_scope(method_site& where, const Chains& chains, const Self* self, Args&... args) noexcept
+        : where_(&where) {
+        if (LOUPE_UNLIKELY(detail::armed() & kinds::methods)) {
+            sessions_ = detail::sessions_for(site_kind::method);
+            if (sessions_ != 0) {
+                // The arguments are referenced only here, and the entry comes
+                // back by value: the idle path touches neither the arguments
+                // nor the scope's memory.
+                const std::tuple<Args&...> captured(args...);
+                const detail::call_entry e = detail::enter_method(where, chains, self, captured, sessions_);
+                sessions_ = e.sessions;
+                t0_ = e.t0;
+                plan_ = e.plan;
+                cpu_begin_ = e.cpu_begin;
+                stack_begin_ = e.stack_begin;
+                uncaught_ = e.uncaught;
+                value_count_ = e.value_count;
+                flags_ = e.flags;
+            }
+        }
+    }
+    LOUPE_ALWAYS_INLINE ~method_scope() {
+        if (LOUPE_UNLIKELY(sessions_ != 0)) {
+            const std::uint8_t flags =
+                static_cast<std::uint8_t>(flags_ | (std::uncaught_exceptions() > uncaught_ ? detail::method_exceptional : 0));
+            detail::push_method_call(where_, t0_, sessions_, plan_, cpu_begin_, stack_begin_, value_count_, flags);
+        }
+    }
+    method_scope(const method_scope&) = delete;
+    method_scope& operator=(const method_scope&) = delete;
+    static void* operator new(std::size_t) = delete;  // a scope lives on the stack
+
+    /// True when this call is being recorded by at least one session.
+    bool recording() const noexcept { return sessions_ != 0; }
+
+private:
+    // Only sessions_ is set on the idle path; the others are written by a
+    // recorded entry and read only when sessions_ != 0.
+    const method_site* where_;
+    std::uint64_t sessions_ = 0;
+    std::uint64_t t0_;
+    const detail::metric_plan* plan_;
+    std::uint64_t cpu_begin_;
+    std::uint32_t stack_begin_;
+    int uncaught_;
+    std::uint16_t value_count_;
+    std::uint8_t flags_;
+};
+
+template <class Chains, class Self, class... Args>
+method_scope(method_site&, const Chains&, const Self*, Args&...) -> method_scope<Chains, Self, Args...>;
+
+namespace detail {
+
+/// What the macros build a scope with: `method_scope_for(site, chains, self)(a, b)`
+/// (the parenthesized parameter list may be empty).
+template <class Chains, class Self>
+struct method_scope_builder {
+    method_site& where;
+    const Chains& chains;
+    const Self* self;
+    template <class... Args>
+    LOUPE_ALWAYS_INLINE method_scope<Chains, Self, Args...> operator()(Args&... args) const noexcept {
+        return method_scope<Chains, Self, Args...>(where, chains, self, args...);
+    }
+};
+
+template <class Chains, class Self>
+LOUPE_ALWAYS_INLINE method_scope_builder<Chains, Self> method_scope_for(method_site& where, const Chains& chains,
+                                                                       const Self* self) noexcept {
+    return {where, chains, self};
+}
+
+}  // namespace detail
+
+namespace detail {
+
+// Exit of a recorded call: reads the clocks first (exit ticks, then CPU and
+// metrics would charge loupe's own work — so metrics, CPU, ticks in that
+// order of closeness to the body), takes the call's values off the value
+// stack and pushes the call as one unit (after its metric deltas, if any).
+template <int>
+LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0, std::uint64_t sessions,
+                                     const metric_plan* plan, std::uint64_t cpu_begin, std::uint32_t stack_begin,
+                                     std::uint16_t value_count, std::uint8_t flags) noexcept {
+    thread_state& ts = t_state;
+    std::int64_t metric_end[max_zone_metrics];
+    if (plan != nullptr) read_plan(*plan, *ts.metrics, metric_end);
+    const std::uint64_t t1 = read_ticks();
+    const std::uint64_t cpu_end =
+        (flags & method_has_cpu) ? static_cast<std::uint64_t>(read_cpu_clock(CLOCK_THREAD_CPUTIME_ID)) : 0;
+
+    constexpr std::size_t max_records =
+        max_zone_metrics_records + 1 + (max_method_payload + sizeof(raw_record) - 1) / sizeof(raw_record);
+    raw_record unit[max_records];
+    std::size_t n = 0;
+    if (plan != nullptr) {
+        thread_metrics& b = *ts.metrics;
+        b.entry_top -= plan->count;
+        n = pack_metric_deltas(sessions, *plan, b.entry_values + b.entry_top, metric_end, unit);
+    }
+    value_stack* stack = value_count != 0 ? thread_value_stack() : nullptr;
+    const std::size_t values_bytes = stack ? stack->top - stack_begin : 0;
+    method_payload_header h{where, t1, cpu_begin, cpu_end, static_cast<std::uint32_t>(values_bytes),
+                            stack ? value_count : std::uint16_t{0}, flags, 0};
+    const std::size_t payload = sizeof h + values_bytes;
+    auto* bytes = reinterpret_cast<unsigned char*>(unit + n + 1);
+    std::memcpy(bytes, &h, sizeof h);
+    if (values_bytes != 0) std::memcpy(bytes + sizeof h, stack->bytes + stack_begin, values_bytes);
+    if (stack) stack->top = stack_begin;
+    const std::size_t payload_records = (payload + sizeof(raw_record) - 1) / sizeof(raw_record);
+    std::memset(bytes + payload, 0, payload_records * sizeof(raw_record) - payload);
+    unit[n] = raw_record{&method_call_marker, t0, payload, sessions};
+    n += 1 + payload_records;
+
+    if (LOUPE_LIKELY(ts.owned_ring != nullptr) && LOUPE_LIKELY(ts.owned_ring->try_push_n(unit, n))) return;
+    const push_outcome outcome = push_waiting(ts, sessions, [&](ring& r) { return r.capacity() >= n && r.try_push_n(unit, n); });
+    count_lost(ts, outcome, sessions);
+}
+
+}  // namespace detail
+
+}  // namespace loupe
+
+#if LOUPE_ENABLED
+
+#    define LOUPE_DETAIL_METHOD(id, signature, receiver, self, chains_expr, args)                                     \
+        static constexpr auto LOUPE_DETAIL_CAT(id, _chains) = chains_expr;                                          \
+        static ::loupe::method_site LOUPE_DETAIL_CAT(id, _site){signature,                                          \
+                                                                __FILE__,                                           \
+                                                                LOUPE_DETAIL_FUNCTION,                              \
+                                                                __LINE__,                                           \
+                                                                receiver,                                           \
+                                                                LOUPE_DETAIL_CAT(id, _chains).names,                \
+                                                                LOUPE_DETAIL_CAT(id, _chains).count,                \
+                                                                LOUPE_DETAIL_CAT(id, _chains).params};              \
+        auto LOUPE_DETAIL_CAT(id, _scope) =                                                                       \
+            ::loupe::detail::method_scope_for(LOUPE_DETAIL_CAT(id, _site), LOUPE_DETAIL_CAT(id, _chains), self) args
+
+/// Records the enclosing member function's call as `signature` (a string
+/// literal, fully qualified: "ns::Class::method(ParamType,...)" with an
+/// optional return type after the parentheses), with its parameters (named
+/// parameters of the function, in order) available to parameter specs.
+#    define LOUPE_METHOD(signature, ...)                                                                             \
+        LOUPE_DETAIL_METHOD(LOUPE_DETAIL_CAT(loupe_method_, __COUNTER__), signature, true, this,                     \
+                            ::loupe::detail::make_site_chains(), (__VA_ARGS__))
+
+/// LOUPE_METHOD for a free (or static) function: there is no receiver.
+#    define LOUPE_FUNCTION_PARAMS(signature, ...)                                                                    \
+        LOUPE_DETAIL_METHOD(LOUPE_DETAIL_CAT(loupe_method_, __COUNTER__), signature, false,                          \
+                            static_cast<const void*>(nullptr), ::loupe::detail::make_site_chains(), (__VA_ARGS__))
+
+/// LOUPE_METHOD with compile-time chains (`loupe::named("name", chain)`, ...)
+/// that specs select with `chain=@name`, or all at once with a spec that
+/// gives no `param`. `args` is the parenthesized parameter list.
+#    define LOUPE_METHOD_CHAINS(signature, args, ...)                                                                \
+        LOUPE_DETAIL_METHOD(LOUPE_DETAIL_CAT(loupe_method_, __COUNTER__), signature, true, this,                     \
+                            ::loupe::detail::make_site_chains(__VA_ARGS__), args)
+
+/// LOUPE_FUNCTION_PARAMS with compile-time chains.
+#    define LOUPE_FUNCTION_CHAINS(signature, args, ...)                                                              \
+        LOUPE_DETAIL_METHOD(LOUPE_DETAIL_CAT(loupe_method_, __COUNTER__), signature, false,                          \
+                            static_cast<const void*>(nullptr), ::loupe::detail::make_site_chains(__VA_ARGS__), args)
+
+#else
+
+#    define LOUPE_METHOD(signature, ...) static_cast<void>(0)
+#    define LOUPE_FUNCTION_PARAMS(signature, ...) static_cast<void>(0)
+#    define LOUPE_METHOD_CHAINS(signature, args, ...) static_cast<void>(0)
+#    define LOUPE_FUNCTION_CHAINS(signature, args, ...) static_cast<void>(0)
+
+#endif

@@ -1,0 +1,594 @@
+// Method parameter tracing end to end: method sites, specs a session carries
+// (and changes while it runs), the values each call records, apply errors,
+// the hierarchy match modes (US 9,129,056 Tables 1 and 2), the recursion
+// guard, thread filters and secrets.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <loupe/loupe.hpp>
+#include <loupe/params.hpp>
+
+namespace {
+
+// ------------------------------------------------------------- what a sink saw
+
+struct seen_value {
+    std::uint32_t spec;
+    loupe::value_kind kind;
+    std::string text;  // format_value
+    bool truncated;
+    std::uint32_t original_size;
+    std::uint64_t bits;
+};
+
+struct seen_call {
+    std::string method;
+    std::uint64_t begin_ns, end_ns;
+    bool exceptional, has_cpu;
+    std::uint64_t cpu_begin_ns, cpu_end_ns;
+    std::vector<seen_value> values;
+};
+
+struct seen_error {
+    std::string method;
+    std::uint32_t spec;
+    std::string reason;
+};
+
+// Keeps the method calls, spec definitions and apply errors it receives.
+class method_recorder : public loupe::sink {
+public:
+    void write(const loupe::record& r) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (r.kind == loupe::record_kind::zone && r.method != nullptr) {
+            seen_call c{r.where->name, r.begin_ns, r.end_ns, r.method->exceptional, r.method->has_cpu,
+                        r.method->cpu_begin_ns, r.method->cpu_end_ns, {}};
+            for (std::size_t i = 0; i < r.method->value_count; ++i) {
+                const loupe::param_value& v = r.method->values[i];
+                c.values.push_back({v.spec, v.kind, loupe::format_value(v), v.truncated, v.original_size, v.bits});
+            }
+            calls_.push_back(std::move(c));
+        } else if (r.kind == loupe::record_kind::param_spec) {
+            specs_.push_back(std::string(r.spec->text));
+        } else if (r.kind == loupe::record_kind::param_apply_error) {
+            errors_.push_back({r.where->name, r.apply_error->spec, std::string(r.apply_error->reason)});
+        }
+    }
+    void flush() override {}
+    void close() override {}
+
+    std::vector<seen_call> calls(const std::string& method) const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::vector<seen_call> out;
+        for (const auto& c : calls_) {
+            if (c.method == method) out.push_back(c);
+        }
+        // Delivery order follows the rings the collector drains; calls are compared in time order.
+        std::sort(out.begin(), out.end(), [](const seen_call& a, const seen_call& b) { return a.begin_ns < b.begin_ns; });
+        return out;
+    }
+    std::vector<std::string> specs() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return specs_;
+    }
+    std::vector<seen_error> errors() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return errors_;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::vector<seen_call> calls_;
+    std::vector<std::string> specs_;
+    std::vector<seen_error> errors_;
+};
+
+loupe::session_config method_session(std::shared_ptr<method_recorder> sink, std::string params) {
+    loupe::session_config cfg;
+    cfg.name = "params";
+    cfg.kinds = loupe::kinds::methods;
+    cfg.sinks = {std::move(sink)};
+    cfg.params = std::move(params);
+    return cfg;
+}
+
+// ------------------------------------------------------------- the traced code
+
+namespace shop {
+
+struct Item {
+    std::string sku;
+    double price = 0;
+    std::string label() const { return "item " + sku; }
+};
+
+struct Customer {
+    std::string name;
+    std::string password;
+};
+
+std::atomic<int> total_calls_by_getters{0};
+
+class Cart {
+public:
+    void add(const Item& item, int qty) {
+        LOUPE_METHOD("shop::Cart::add(Item const&,int)", item, qty);
+        items_ += qty;
+    }
+    void add_named(const Item& item, int qty) {
+        LOUPE_METHOD_CHAINS("shop::Cart::add_named(Item const&,int)", (item, qty),
+                            loupe::named("sku", loupe::arg<1> | loupe::field(&Item::sku) | loupe::truncate(3)),
+                            loupe::named("qty", loupe::arg<2>));
+        items_ += qty;
+    }
+    void login(const Customer& who) {
+        LOUPE_METHOD("shop::Cart::login(Customer const&)", who);
+        (void)who;
+    }
+    void fail(int code) {
+        LOUPE_METHOD("shop::Cart::fail(int)", code);
+        throw std::runtime_error("fail " + std::to_string(code));
+    }
+    int items() const { return items_; }
+
+private:
+    int items_ = 0;
+};
+
+double price(const Item* item) {
+    LOUPE_FUNCTION_PARAMS("shop::price(Item const*)", item);
+    return item ? item->price : 0.0;
+}
+
+}  // namespace shop
+
+const bool reflected = [] {
+    loupe::reflect<shop::Item>("shop::Item").field("sku", &shop::Item::sku).field("price", &shop::Item::price)
+        .method("label", &shop::Item::label);
+    loupe::reflect<shop::Customer>("shop::Customer").field("name", &shop::Customer::name)
+        .field("password", &shop::Customer::password);
+    return true;
+}();
+
+}  // namespace
+
+TEST(ParamTracing, RuntimeSpecsRecordTheirValuesInSpecOrder) {
+    auto sink = std::make_shared<method_recorder>();
+    auto s = loupe::start_session(method_session(sink,
+                                                 "method=shop::Cart::add(Item const&,int); param=1; chain=field(sku)\n"
+                                                 "method=shop::Cart::add(Item const&,int); param=2\n"));
+    shop::Cart cart;
+    cart.add(shop::Item{"A-100", 2.5}, 3);
+    s.stop();
+    const auto calls = sink->calls("shop::Cart::add(Item const&,int)");
+    ASSERT_EQ(calls.size(), 1u);
+    ASSERT_EQ(calls[0].values.size(), 2u);
+    EXPECT_EQ(calls[0].values[0].spec, 0u);
+    EXPECT_EQ(calls[0].values[0].kind, loupe::value_kind::string);
+    EXPECT_EQ(calls[0].values[0].text, "A-100");
+    EXPECT_EQ(calls[0].values[1].spec, 1u);
+    EXPECT_EQ(calls[0].values[1].kind, loupe::value_kind::integer);
+    EXPECT_EQ(calls[0].values[1].text, "3");
+    EXPECT_LE(calls[0].begin_ns, calls[0].end_ns);
+    EXPECT_FALSE(calls[0].exceptional);
+    EXPECT_EQ(sink->specs().size(), 2u);
+    EXPECT_EQ(cart.items(), 3);
+}
+
+TEST(ParamTracing, UnqualifiedTypeNamesAndFreeFunctionNamesMatchAnyNamespace) {
+    auto sink = std::make_shared<method_recorder>();
+    auto s = loupe::start_session(method_session(sink, "method=price(const Item*); param=1; chain=field(price)"));
+    shop::Item item{"X", 4.25};
+    shop::price(&item);
+    shop::price(nullptr);
+    s.stop();
+    const auto calls = sink->calls("shop::price(Item const*)");
+    ASSERT_EQ(calls.size(), 2u);
+    ASSERT_EQ(calls[0].values.size(), 1u);
+    EXPECT_EQ(calls[0].values[0].kind, loupe::value_kind::floating);
+    EXPECT_EQ(calls[0].values[0].text, "4.25");
+    ASSERT_EQ(calls[1].values.size(), 1u);
+    EXPECT_EQ(calls[1].values[0].kind, loupe::value_kind::null_in_call);  // field() of a null pointer
+}
+
+TEST(ParamTracing, CompileTimeChainsAreSelectedByNameOrAllAtOnce) {
+    {
+        auto sink = std::make_shared<method_recorder>();
+        auto s = loupe::start_session(method_session(sink, "method=shop::Cart::add_named(Item const&,int); chain=@sku"));
+        shop::Cart cart;
+        cart.add_named(shop::Item{"LONGSKU", 1}, 2);
+        s.stop();
+        const auto calls = sink->calls("shop::Cart::add_named(Item const&,int)");
+        ASSERT_EQ(calls.size(), 1u);
+        ASSERT_EQ(calls[0].values.size(), 1u);
+        EXPECT_EQ(calls[0].values[0].kind, loupe::value_kind::string);
+        EXPECT_TRUE(calls[0].values[0].truncated);
+        EXPECT_EQ(calls[0].values[0].original_size, 7u);
+        EXPECT_EQ(calls[0].values[0].text, "LON\xE2\x80\xA6");
+    }
+    {
+        auto sink = std::make_shared<method_recorder>();
+        auto s = loupe::start_session(method_session(sink, "method=shop::Cart::add_named"));
+        shop::Cart cart;
+        cart.add_named(shop::Item{"AB", 1}, 5);
+        s.stop();
+        const auto calls = sink->calls("shop::Cart::add_named(Item const&,int)");
+        ASSERT_EQ(calls.size(), 1u);
+        ASSERT_EQ(calls[0].values.size(), 2u);
+        EXPECT_EQ(calls[0].values[0].text, "AB");
+        EXPECT_EQ(calls[0].values[1].text, "5");
+    }
+}
+
+TEST(ParamTracing, MethodsAreTimedWithoutSpecsAndOnlyWhenMethodsAreRecorded) {
+    auto sink = std::make_shared<method_recorder>();
+    auto s = loupe::start_session(method_session(sink, ""));
+    shop::Cart cart;
+    cart.add(shop::Item{"A", 1}, 1);
+    s.stop();
+    const auto calls = sink->calls("shop::Cart::add(Item const&,int)");
+    ASSERT_EQ(calls.size(), 1u);
+    EXPECT_TRUE(calls[0].values.empty());
+
+    auto zones_only = std::make_shared<method_recorder>();
+    auto cfg = method_session(zones_only, "");
+    cfg.kinds = loupe::kinds::zones;
+    auto z = loupe::start_session(cfg);
+    cart.add(shop::Item{"A", 1}, 1);
+    z.stop();
+    EXPECT_TRUE(zones_only->calls("shop::Cart::add(Item const&,int)").empty());
+}
+
+TEST(ParamTracing, ASpecThatDoesNotFitIsAnApplyErrorAndTheCallIsStillTimed) {
+    auto sink = std::make_shared<method_recorder>();
+    auto s = loupe::start_session(method_session(sink,
+                                                 "method=shop::Cart::add(Item const&,int); param=1; chain=field(nosuch)\n"
+                                                 "method=shop::Cart::add(Item const&,int); param=2; chain=length\n"
+                                                 "method=shop::Cart::add(Item const&,int); param=7\n"));
+    shop::Cart cart;
+    cart.add(shop::Item{"A", 1}, 1);
+    cart.add(shop::Item{"B", 1}, 2);
+    s.stop();
+    const auto calls = sink->calls("shop::Cart::add(Item const&,int)");
+    ASSERT_EQ(calls.size(), 2u);
+    for (const auto& c : calls) {
+        ASSERT_EQ(c.values.size(), 3u);
+        for (const auto& v : c.values) EXPECT_EQ(v.kind, loupe::value_kind::enable_failed);
+        EXPECT_LE(c.begin_ns, c.end_ns);
+    }
+    const auto errors = sink->errors();
+    ASSERT_EQ(errors.size(), 3u);  // once per (site, spec), not per call
+    EXPECT_EQ(errors[0].spec, 0u);
+    EXPECT_NE(errors[0].reason.find("nosuch"), std::string::npos) << errors[0].reason;
+    EXPECT_NE(errors[1].reason.find("length"), std::string::npos) << errors[1].reason;
+    EXPECT_NE(errors[2].reason.find("param=7"), std::string::npos) << errors[2].reason;
+}
+
+TEST(ParamTracing, MalformedSpecTextFailsTheStartNamingLineAndColumn) {
+    auto sink = std::make_shared<method_recorder>();
+    try {
+        loupe::start_session(method_session(sink, "method=shop::Cart::add(Item const&,int); param=1\n"
+                                                  "method=shop::Cart::add(Item const&,int); parm=1\n"));
+        FAIL() << "expected loupe::error";
+    } catch (const loupe::error& e) {
+        EXPECT_NE(std::string(e.what()).find("line 2"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("column"), std::string::npos) << e.what();
+    }
+    try {
+        loupe::start_session(method_session(sink, "method=shop::Cart::add(Item const&,int); param=1; chain=field(sku)|lenght"));
+        FAIL() << "expected loupe::error";
+    } catch (const loupe::error& e) {
+        EXPECT_NE(std::string(e.what()).find("line 1, column 68"), std::string::npos) << e.what();
+    }
+    auto no_methods = method_session(sink, "method=shop::price(Item const*); param=1");
+    no_methods.kinds = loupe::kinds::zones;
+    EXPECT_THROW(loupe::start_session(no_methods), loupe::error);
+}
+
+TEST(ParamTracing, AnExceptionLeavingTheMethodMarksTheCall) {
+    auto sink = std::make_shared<method_recorder>();
+    auto s = loupe::start_session(method_session(sink, "method=shop::Cart::fail(int); param=1; data=entry,exit,wall,cpu"));
+    shop::Cart cart;
+    EXPECT_THROW(cart.fail(7), std::runtime_error);
+    s.stop();
+    const auto calls = sink->calls("shop::Cart::fail(int)");
+    ASSERT_EQ(calls.size(), 1u);
+    EXPECT_TRUE(calls[0].exceptional);
+    ASSERT_EQ(calls[0].values.size(), 1u);
+    EXPECT_EQ(calls[0].values[0].text, "7");
+    EXPECT_TRUE(calls[0].has_cpu);
+    EXPECT_LE(calls[0].cpu_begin_ns, calls[0].cpu_end_ns);
+}
+
+TEST(ParamTracing, ValuesAreCutToTheSessionsValueBudget) {
+    auto sink = std::make_shared<method_recorder>();
+    auto cfg = method_session(sink, "method=shop::Cart::add(Item const&,int); param=1; chain=field(sku)");
+    cfg.param_value_bytes = 8;
+    auto s = loupe::start_session(cfg);
+    shop::Cart cart;
+    cart.add(shop::Item{std::string(1000, 'x'), 1}, 1);
+    s.stop();
+    const auto calls = sink->calls("shop::Cart::add(Item const&,int)");
+    ASSERT_EQ(calls.size(), 1u);
+    ASSERT_EQ(calls[0].values.size(), 1u);
+    EXPECT_TRUE(calls[0].values[0].truncated);
+    EXPECT_EQ(calls[0].values[0].original_size, 1000u);
+    EXPECT_EQ(calls[0].values[0].text, std::string(8, 'x') + "\xE2\x80\xA6");
+}
+
+TEST(ParamTracing, RedactAndHashNeverPutTheSecretIntoTheTrace) {
+    const std::string path = std::string(LOUPE_TEST_BINARY_DIR) + "/params_secrets.loupe";
+    auto file = std::make_shared<loupe::sinks::file_sink>(path);
+    auto sink = std::make_shared<method_recorder>();
+    loupe::session_config cfg = method_session(sink,
+                                               "method=shop::Cart::login(Customer const&); param=1; chain=field(password)|redact\n"
+                                               "method=shop::Cart::login(Customer const&); param=1; chain=field(password)|hash\n"
+                                               "method=shop::Cart::login(Customer const&); param=1; chain=field(name)\n");
+    cfg.sinks.push_back(file);
+    auto s = loupe::start_session(cfg);
+    shop::Cart cart;
+    cart.login(shop::Customer{"alice", "hunter2-secret"});
+    cart.login(shop::Customer{"bob", "hunter2-secret"});
+    cart.login(shop::Customer{"carol", "other-secret"});
+    s.stop();
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(bytes.empty());
+    EXPECT_EQ(bytes.find("hunter2"), std::string::npos);
+    EXPECT_EQ(bytes.find("other-secret"), std::string::npos);
+    EXPECT_NE(bytes.find("alice"), std::string::npos);  // the clear field is there: the scan can find text
+    const auto calls = sink->calls("shop::Cart::login(Customer const&)");
+    ASSERT_EQ(calls.size(), 3u);
+    EXPECT_EQ(calls[0].values[0].kind, loupe::value_kind::redacted);
+    EXPECT_EQ(calls[0].values[0].original_size, 14u);
+    EXPECT_EQ(calls[0].values[1].kind, loupe::value_kind::hash);
+    EXPECT_EQ(calls[0].values[1].bits, calls[1].values[1].bits);  // same secret, same hash
+    EXPECT_NE(calls[0].values[1].bits, calls[2].values[1].bits);
+    std::remove(path.c_str());
+}
+
+// ------------------------------------------------ Tables 1 and 2 of the patent
+
+namespace hierarchy {
+
+struct Value {};
+
+class Arrays {
+public:
+    virtual ~Arrays() = default;
+    virtual int run(const Value& v) {
+        LOUPE_METHOD("hierarchy::Arrays::run(Value const&)", v);
+        return 1;
+    }
+};
+class Arrays2 : public Arrays {};  // inherits run
+class Arrays3 : public Arrays2 {
+public:
+    int run(const Value& v) override {
+        LOUPE_METHOD("hierarchy::Arrays3::run(Value const&)", v);
+        return 3;
+    }
+};
+
+const bool registered = [] {
+    loupe::reflect<Arrays>("hierarchy::Arrays");
+    loupe::reflect<Arrays2>("hierarchy::Arrays2").base<Arrays>();
+    loupe::reflect<Arrays3>("hierarchy::Arrays3").base<Arrays2>();
+    return true;
+}();
+
+// Which of the calls 1..3 (on Arrays, Arrays2, Arrays3) carry the spec's value.
+std::vector<int> traced_calls(const std::string& spec_class, const std::string& mode) {
+    auto sink = std::make_shared<method_recorder>();
+    auto s = loupe::start_session(
+        method_session(sink, "method=" + spec_class + ".run(Value const&); param=0; chain=type_of; match=" + mode));
+    Arrays a1;
+    Arrays2 a2;
+    Arrays3 a3;
+    Value v;
+    Arrays* calls[] = {&a1, &a2, &a3};
+    for (Arrays* a : calls) a->run(v);
+    s.stop();
+    std::vector<int> traced;
+    auto all = sink->calls("hierarchy::Arrays::run(Value const&)");
+    for (const auto& c : sink->calls("hierarchy::Arrays3::run(Value const&)")) all.push_back(c);
+    EXPECT_EQ(all.size(), 3u);  // every call is timed
+    for (const auto& c : all) {
+        if (c.values.empty()) continue;
+        EXPECT_EQ(c.values[0].kind, loupe::value_kind::type_name);
+        if (c.values[0].text == "hierarchy::Arrays") traced.push_back(1);
+        if (c.values[0].text == "hierarchy::Arrays2") traced.push_back(2);
+        if (c.values[0].text == "hierarchy::Arrays3") traced.push_back(3);
+    }
+    std::sort(traced.begin(), traced.end());
+    return traced;
+}
+
+}  // namespace hierarchy
+
+TEST(ParamTracing, MatchModesFollowThePatentsTables1And2) {
+    using hierarchy::traced_calls;
+    EXPECT_EQ(traced_calls("Arrays", "exact"), (std::vector<int>{1}));
+    EXPECT_EQ(traced_calls("Arrays", "inherited"), (std::vector<int>{1, 2}));
+    EXPECT_EQ(traced_calls("Arrays", "subclasses"), (std::vector<int>{1, 2, 3}));
+    EXPECT_EQ(traced_calls("Arrays2", "exact"), (std::vector<int>{2}));
+    EXPECT_EQ(traced_calls("Arrays2", "inherited"), (std::vector<int>{2}));
+    EXPECT_EQ(traced_calls("Arrays2", "subclasses"), (std::vector<int>{2, 3}));
+}
+
+// ------------------------------------------------ recursion guard and filters
+
+namespace guarded {
+
+std::atomic<int> getter_calls{0};
+std::atomic<int> getter_calls_on_bob{0};
+thread_local bool on_bob = false;
+
+struct Account;
+void audit(const Account& a);
+
+struct Account {
+    int id = 0;
+    int balance() const {  // a getter that itself calls an instrumented method
+        ++getter_calls;
+        if (on_bob) ++getter_calls_on_bob;
+        audit(*this);
+        return id * 10;
+    }
+};
+
+void audit(const Account& a) {
+    LOUPE_FUNCTION_PARAMS("guarded::audit(Account const&)", a);
+}
+
+void transfer(const Account& a) {
+    LOUPE_FUNCTION_PARAMS("guarded::transfer(Account const&)", a);
+}
+
+const bool registered = [] {
+    loupe::reflect<Account>("guarded::Account").method("balance", &Account::balance);
+    return true;
+}();
+
+}  // namespace guarded
+
+TEST(ParamTracing, MethodsCalledByAModifierAreNotTraced) {
+    auto sink = std::make_shared<method_recorder>();
+    auto s = loupe::start_session(method_session(sink,
+                                                 "method=guarded::transfer(Account const&); param=1; chain=call(balance)\n"
+                                                 "method=guarded::audit(Account const&); param=1; chain=call(balance)\n"));
+    guarded::getter_calls = 0;
+    guarded::transfer(guarded::Account{4});
+    s.stop();
+    const auto transfers = sink->calls("guarded::transfer(Account const&)");
+    ASSERT_EQ(transfers.size(), 1u);
+    ASSERT_EQ(transfers[0].values.size(), 1u);
+    EXPECT_EQ(transfers[0].values[0].text, "40");
+    EXPECT_TRUE(sink->calls("guarded::audit(Account const&)").empty());  // audit ran inside the getter
+    EXPECT_EQ(guarded::getter_calls.load(), 1);
+}
+
+TEST(ParamTracing, AThreadTheFilterExcludesNeverRunsTheGetters) {
+    auto sink = std::make_shared<method_recorder>();
+    auto cfg = method_session(sink, "method=guarded::transfer(Account const&); param=1; chain=call(balance)");
+    cfg.filter = R"(user == "alice")";
+    auto s = loupe::start_session(cfg);
+    guarded::getter_calls = 0;
+    guarded::getter_calls_on_bob = 0;
+    std::thread alice([] {
+        loupe::field_scope user(loupe::context_field::user, "alice");
+        for (int i = 0; i < 50; ++i) guarded::transfer(guarded::Account{i});
+    });
+    std::thread bob([] {
+        guarded::on_bob = true;
+        loupe::field_scope user(loupe::context_field::user, "bob");
+        for (int i = 0; i < 50; ++i) guarded::transfer(guarded::Account{i});
+    });
+    alice.join();
+    bob.join();
+    s.stop();
+    EXPECT_EQ(guarded::getter_calls_on_bob.load(), 0);
+    EXPECT_EQ(guarded::getter_calls.load(), 50);
+    EXPECT_EQ(sink->calls("guarded::transfer(Account const&)").size(), 50u);
+}
+
+// ------------------------------------------------ specs changed while calls run
+
+namespace slow {
+
+std::mutex m;
+std::condition_variable cv;
+bool inside = false, release = false;
+
+void wait_here(int n) {
+    LOUPE_FUNCTION_PARAMS("slow::wait_here(int)", n);
+    std::unique_lock<std::mutex> lock(m);
+    inside = true;
+    cv.notify_all();
+    cv.wait(lock, [] { return release; });
+}
+
+void reset() {
+    std::lock_guard<std::mutex> lock(m);
+    inside = release = false;
+}
+void wait_inside() {
+    std::unique_lock<std::mutex> lock(m);
+    cv.wait(lock, [] { return inside; });
+}
+void let_go() {
+    std::lock_guard<std::mutex> lock(m);
+    release = true;
+    cv.notify_all();
+}
+
+}  // namespace slow
+
+TEST(ParamTracing, SpecsChangedWhileAThreadIsInsideKeepThatCallsBinding) {
+    auto sink = std::make_shared<method_recorder>();
+    auto s = loupe::start_session(method_session(sink, "method=slow::wait_here(int); param=1; name=first"));
+    slow::reset();
+    std::thread t([] { slow::wait_here(1); });
+    slow::wait_inside();
+    s.set_params("method=slow::wait_here(int); param=1; chain=hash; name=second");
+    slow::let_go();
+    t.join();
+    slow::reset();
+    std::thread t2([] { slow::wait_here(2); });
+    slow::wait_inside();
+    s.set_params("");  // no specs: later calls are timed only
+    slow::let_go();
+    t2.join();
+    slow::reset();
+    slow::let_go();
+    slow::wait_here(3);
+    s.stop();
+    const auto calls = sink->calls("slow::wait_here(int)");
+    ASSERT_EQ(calls.size(), 3u);  // every call delivered whole: no exit without its entry
+    ASSERT_EQ(calls[0].values.size(), 1u);
+    EXPECT_EQ(calls[0].values[0].kind, loupe::value_kind::integer);  // the binding it entered with
+    EXPECT_EQ(calls[0].values[0].spec, 0u);
+    ASSERT_EQ(calls[1].values.size(), 1u);
+    EXPECT_EQ(calls[1].values[0].kind, loupe::value_kind::hash);
+    EXPECT_EQ(calls[1].values[0].spec, 1u);
+    EXPECT_TRUE(calls[2].values.empty());
+    EXPECT_EQ(sink->specs().size(), 2u);
+}
+
+TEST(ParamTracing, ACallThatEnteredBeforeTheSessionStartedIsNotRecorded) {
+    auto sink = std::make_shared<method_recorder>();
+    slow::reset();
+    std::thread t([] { slow::wait_here(9); });
+    slow::wait_inside();
+    auto s = loupe::start_session(method_session(sink, "method=slow::wait_here(int); param=1"));
+    slow::let_go();
+    t.join();
+    s.stop();
+    EXPECT_TRUE(sink->calls("slow::wait_here(int)").empty());
+}
+
+TEST(ParamTracing, SetParamsRejectsBadTextAndKeepsTheOldSpecs) {
+    auto sink = std::make_shared<method_recorder>();
+    auto s = loupe::start_session(method_session(sink, "method=shop::price(Item const*); param=1; chain=field(price)"));
+    EXPECT_THROW(s.set_params("method=shop::price(Item const*); param=x"), loupe::error);
+    shop::Item item{"Z", 1.5};
+    shop::price(&item);
+    s.stop();
+    const auto calls = sink->calls("shop::price(Item const*)");
+    ASSERT_EQ(calls.size(), 1u);
+    ASSERT_EQ(calls[0].values.size(), 1u);
+    EXPECT_EQ(calls[0].values[0].text, "1.5");
+    EXPECT_THROW(s.set_params(""), loupe::error);  // not running any more
+}
