@@ -52,7 +52,9 @@ class method_recorder : public loupe::sink {
 public:
     void write(const loupe::record& r) override {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (r.kind == loupe::record_kind::zone && r.method != nullptr) {
+        if (r.kind == loupe::record_kind::zone && r.method == nullptr) {  // a call with nothing but its timing
+            calls_.push_back(seen_call{r.where->name, r.begin_ns, r.end_ns, false, false, 0, 0, {}});
+        } else if (r.kind == loupe::record_kind::zone) {
             seen_call c{r.where->name, r.begin_ns, r.end_ns, r.method->exceptional, r.method->has_cpu,
                         r.method->cpu_begin_ns, r.method->cpu_end_ns, {}};
             for (std::size_t i = 0; i < r.method->value_count; ++i) {

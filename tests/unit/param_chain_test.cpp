@@ -121,7 +121,7 @@ using loupe::value_kind;
 struct result {
     char buffer[64];
     loupe::value_writer writer{buffer, sizeof buffer};
-    const loupe::param_value& v() const { return writer.value(); }
+    loupe::param_value v() const { return writer.value(); }
 };
 
 template <class Chain, class... P>

@@ -167,6 +167,11 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
     result.consumed = r.drain([&](const raw_record& raw) {
         ring::pending_payload& pending = r.collector_payload;
         if (pending.received < pending.bytes) {  // payload of a multi-record unit: raw bytes
+            if (pending.marker == &method_call_marker && pending.received == 0) {
+                method_payload_header h;
+                std::memcpy(&h, &raw, sizeof h);
+                pending.bytes = method_payload_size(h);
+            }
             const std::size_t n = std::min(sizeof raw, pending.bytes - pending.received);
             std::memcpy(pending.data + pending.received, &raw, n);
             pending.received += n;
@@ -200,10 +205,11 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             if (raw.where == &io_op_marker) {
                 pending.end_ticks = raw.t1;
                 pending.bytes = sizeof(io_op_payload);
+            } else if (raw.where == &method_call_marker) {
+                pending.end_ticks = raw.t1;
+                pending.bytes = sizeof(method_payload_header);  // the real size comes with the first payload record
             } else {
-                const std::size_t limit = raw.where == &context_marker     ? max_context_payload
-                                          : raw.where == &method_call_marker ? max_method_payload
-                                                                             : max_io_resource_payload;
+                const std::size_t limit = raw.where == &context_marker ? max_context_payload : max_io_resource_payload;
                 pending.bytes = static_cast<std::size_t>(std::min<std::uint64_t>(raw.t1, limit));
             }
             if (pending.bytes == 0) deliver_payload(pending, live, live_mask, thread);
@@ -315,13 +321,21 @@ inline void runtime::deliver_method_call(ring& r, const std::shared_ptr<session_
         return;
     }
     std::memcpy(&h, unit.data, sizeof h);
+    method_cpu_times cpu{0, 0};
+    std::size_t values_at = sizeof h;
+    if ((h.flags & method_has_cpu) && unit.bytes >= sizeof h + sizeof cpu) {
+        std::memcpy(&cpu, unit.data + sizeof h, sizeof cpu);
+        values_at += sizeof cpu;
+    }
     constexpr std::size_t max_values = max_method_payload / sizeof(encoded_value_header);
-    param_value values[max_values];
+    // Scratch of the one collector thread of the process, made once (no per-call construction).
+    static param_value values[max_values];
+    static param_value mine[max_values];
     std::uint8_t value_slot[max_values];
     std::size_t count = 0;
     std::uint32_t max_spec = 0;
-    const unsigned char* at = unit.data + sizeof h;
-    std::size_t left = std::min<std::size_t>(h.values_bytes, unit.bytes - sizeof h);
+    const unsigned char* at = unit.data + values_at;
+    std::size_t left = std::min<std::size_t>(h.values_bytes, unit.bytes - values_at);
     while (count < h.value_count && count < max_values) {
         const std::size_t used = decode_value(at, left, values[count], value_slot[count]);
         if (used == 0) break;
@@ -333,20 +347,19 @@ inline void runtime::deliver_method_call(ring& r, const std::shared_ptr<session_
     method_call call;
     call.exceptional = (h.flags & method_exceptional) != 0;
     call.has_cpu = (h.flags & method_has_cpu) != 0;
-    call.cpu_begin_ns = h.cpu_begin_ns;
-    call.cpu_end_ns = h.cpu_end_ns;
+    call.cpu_begin_ns = cpu.begin_ns;
+    call.cpu_end_ns = cpu.end_ns;
     record rec;
     rec.kind = record_kind::zone;
     rec.thread = &thread;
     rec.where = &h.site->zone;
     rec.begin_ns = clock_.to_ns(unit.ticks);
-    rec.end_ns = clock_.to_ns(h.end_ticks);
+    rec.end_ns = clock_.to_ns(unit.end_ticks);
     rec.method = &call;
     for (std::uint64_t targets = unit.sessions & live_mask; targets != 0; targets &= targets - 1) {
         session_state& s = *live[__builtin_ctzll(targets)];
         if (static_cast<std::int64_t>(unit.ticks - s.start_ticks) < 0) continue;  // for the slot's previous session
         if (max_spec > s.param_specs_sent) send_param_news(s);  // definitions before their first value
-        param_value mine[max_values];
         std::size_t n = 0;
         for (std::size_t i = 0; i < count; ++i) {
             if (value_slot[i] == s.slot) mine[n++] = values[i];

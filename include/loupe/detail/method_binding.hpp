@@ -104,8 +104,11 @@ public:
 
     /// Host thread, slow path: the binding of `s` for the current generation.
     /// `types[i]` describes parameter i (0: the receiver, null for a free
-    /// function). Never throws: out of memory gives a binding without entries.
-    const site_binding* bind(method_site& s, const type_desc* const* types, std::size_t type_count) noexcept {
+    /// function). `receiver`: the receiver's type when it cannot vary per call
+    /// (null: polymorphic, decided per call). Never throws: out of memory
+    /// gives a binding without entries.
+    const site_binding* bind(method_site& s, const type_desc* const* types, std::size_t type_count,
+                             const std::type_info* receiver) noexcept {
         std::vector<std::pair<std::shared_ptr<session_param_log>, session_param_log::apply_error>> errors;
         const site_binding* result = nullptr;
         {
@@ -115,7 +118,7 @@ public:
                 return static_cast<const site_binding*>(s.binding.load(std::memory_order_acquire));
             }
             try {
-                result = bind_locked(s, types, type_count, errors);
+                result = bind_locked(s, types, type_count, receiver, errors);
             } catch (...) {
                 result = &empty_;
             }
@@ -162,7 +165,7 @@ private:
     };
 
     const site_binding* bind_locked(method_site& s, const type_desc* const* types, std::size_t type_count,
-                                    std::vector<std::pair<std::shared_ptr<session_param_log>,
+                                    const std::type_info* receiver, std::vector<std::pair<std::shared_ptr<session_param_log>,
                                                           session_param_log::apply_error>>& errors) {
         site_info& info = register_locked(s);
         if (!info.valid) return &empty_;
@@ -229,6 +232,10 @@ private:
                     add(*b, std::move(e));
                 }
             }
+        }
+        if (receiver != nullptr && b->receiver_dependent) {  // one receiver type: decide now
+            b->fixed_mask = receiver_mask_locked(*b, *receiver);
+            b->receiver_dependent = false;
         }
         // Unchanged for this site (another session's specs changed): keep the old one.
         if (const auto* old = static_cast<const site_binding*>(s.binding.load(std::memory_order_relaxed))) {

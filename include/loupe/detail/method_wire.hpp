@@ -14,6 +14,7 @@
 #include <new>
 
 #include "loupe/config.hpp"
+#include "loupe/detail/thread_state.hpp"
 #include "loupe/params/method_site.hpp"
 #include "loupe/params/value.hpp"
 #include "loupe/site.hpp"
@@ -33,56 +34,80 @@ enum method_flags : std::uint8_t {
     method_values_lost = 4,  ///< some values did not fit the value stack or the payload
 };
 
-/// First bytes of a method-call payload.
+/// First bytes of a method-call payload. The unit's header record carries
+/// the marker, the entry ticks (t0), the exit ticks (t1) and the sessions;
+/// the payload size follows from this header (the collector reads it from
+/// the first payload record).
 struct method_payload_header {
     const method_site* site;
-    std::uint64_t end_ticks;
-    std::uint64_t cpu_begin_ns;
-    std::uint64_t cpu_end_ns;
-    std::uint32_t values_bytes;  ///< encoded values that follow
+    std::uint32_t values_bytes;  ///< encoded values that follow (after the CPU times, if any)
     std::uint16_t value_count;
     std::uint8_t flags;
     std::uint8_t reserved;
 };
-static_assert(sizeof(method_payload_header) == 40, "method payload header layout");
+static_assert(sizeof(method_payload_header) == 16, "method payload header layout");
 
-/// One encoded value: this header, then `size` bytes (the scalar's 8 bytes,
-/// or the text).
+/// With method_has_cpu: thread CPU times right after the header.
+struct method_cpu_times {
+    std::uint64_t begin_ns;
+    std::uint64_t end_ns;
+};
+
+/// The payload bytes a unit whose payload starts with `h` takes.
+inline std::size_t method_payload_size(const method_payload_header& h) noexcept {
+    const std::size_t n = sizeof h + ((h.flags & method_has_cpu) ? sizeof(method_cpu_times) : 0) + h.values_bytes;
+    return n < max_method_payload ? n : max_method_payload;
+}
+
+/// One encoded value: this header, then — for strings, type names and
+/// redacted values — the original size (u32), then `size` bytes (the
+/// scalar's 8 bytes, or the text).
 struct encoded_value_header {
     std::uint8_t slot;  ///< session slot whose spec produced it
     std::uint8_t kind;
     std::uint8_t truncated;
     std::uint8_t reserved;
-    std::uint32_t spec;
-    std::uint32_t original_size;
-    std::uint32_t size;
+    std::uint16_t spec;  ///< spec ids are capped at 65535 per session (param_specs.hpp)
+    std::uint16_t size;
 };
-static_assert(sizeof(encoded_value_header) == 16, "encoded value header layout");
+static_assert(sizeof(encoded_value_header) == 8, "encoded value header layout");
 
-/// Bytes `v` takes encoded.
-inline std::size_t encoded_size(const param_value& v) noexcept {
-    return sizeof(encoded_value_header) + (v.kind == value_kind::string || v.kind == value_kind::type_name
-                                               ? v.text.size()
-                                               : (is_status(v.kind) || v.kind == value_kind::redacted ? 0 : 8));
+/// True for the kinds whose encoding carries the original size.
+constexpr bool carries_original_size(value_kind k) noexcept {
+    return k == value_kind::string || k == value_kind::type_name || k == value_kind::redacted;
 }
 
-/// Encodes `v` of session `slot` at `out` (room for encoded_size(v)). `v.text`
-/// may already sit right after the header (the writer wrote it there).
-inline std::size_t encode_value(const param_value& v, std::uint8_t slot, unsigned char* out) noexcept {
-    encoded_value_header h{slot, static_cast<std::uint8_t>(v.kind), static_cast<std::uint8_t>(v.truncated), 0,
-                           v.spec, v.original_size, 0};
-    unsigned char* body = out + sizeof h;
-    if (v.kind == value_kind::string || v.kind == value_kind::type_name) {
-        h.size = static_cast<std::uint32_t>(v.text.size());
-        if (!v.text.empty() && reinterpret_cast<const unsigned char*>(v.text.data()) != body) {
-            std::memmove(body, v.text.data(), v.text.size());
+/// Where a value's text goes relative to its encoding's start (the writer
+/// writes it there directly).
+inline constexpr std::size_t encoded_text_offset = sizeof(encoded_value_header) + sizeof(std::uint32_t);
+
+/// Encodes the value `w` holds as spec `spec` of session `slot` at `out`. Its
+/// text is already at `out + encoded_text_offset` (the writer's buffer);
+/// scalars go right after the header.
+inline std::size_t encode_value(const value_writer& w, std::uint8_t slot, std::uint16_t spec,
+                                unsigned char* out) noexcept {
+    const value_kind kind = w.kind();
+    std::size_t size = 0;
+    std::size_t at = sizeof(encoded_value_header);
+    if (carries_original_size(kind)) {
+        const std::uint32_t original = w.original_size();
+        std::memcpy(out + at, &original, sizeof original);
+        at += sizeof original;
+        if (kind != value_kind::redacted) {
+            size = w.text_size();
+            if (size != 0 && reinterpret_cast<const unsigned char*>(w.buffer()) != out + at) {
+                std::memmove(out + at, w.buffer(), size);
+            }
         }
-    } else if (!is_status(v.kind) && v.kind != value_kind::redacted) {
-        h.size = 8;
-        std::memcpy(body, &v.bits, 8);
+    } else if (!is_status(kind)) {
+        size = 8;
+        const std::uint64_t bits = w.bits();
+        std::memcpy(out + at, &bits, 8);
     }
+    const encoded_value_header h{slot, static_cast<std::uint8_t>(kind), static_cast<std::uint8_t>(w.truncated()), 0,
+                                 spec, static_cast<std::uint16_t>(size)};
     std::memcpy(out, &h, sizeof h);
-    return sizeof h + h.size;
+    return at + size;
 }
 
 /// Decodes the value at `in` (at most `n` bytes); its text points into `in`.
@@ -91,20 +116,24 @@ inline std::size_t decode_value(const unsigned char* in, std::size_t n, param_va
     encoded_value_header h;
     if (n < sizeof h) return 0;
     std::memcpy(&h, in, sizeof h);
-    if (h.size > n - sizeof h) return 0;
     slot = h.slot;
     v = param_value{};
     v.spec = h.spec;
     v.kind = h.kind <= static_cast<std::uint8_t>(value_kind::unknown) ? static_cast<value_kind>(h.kind) : value_kind::unknown;
     v.truncated = h.truncated != 0;
-    v.original_size = h.original_size;
-    const unsigned char* body = in + sizeof h;
-    if (v.kind == value_kind::string || v.kind == value_kind::type_name) {
-        v.text = std::string_view(reinterpret_cast<const char*>(body), h.size);
-    } else if (h.size == 8) {
-        std::memcpy(&v.bits, body, 8);
+    std::size_t at = sizeof h;
+    if (carries_original_size(v.kind)) {
+        if (n - at < sizeof(std::uint32_t)) return 0;
+        std::memcpy(&v.original_size, in + at, sizeof(std::uint32_t));
+        at += sizeof(std::uint32_t);
     }
-    return sizeof h + h.size;
+    if (h.size > n - at) return 0;
+    if (v.kind == value_kind::string || v.kind == value_kind::type_name) {
+        v.text = std::string_view(reinterpret_cast<const char*>(in + at), h.size);
+    } else if (h.size == 8) {
+        std::memcpy(&v.bits, in + at, 8);
+    }
+    return at + h.size;
 }
 
 /// A thread's values of the calls it is inside, innermost last. Bounded:
@@ -116,14 +145,13 @@ struct value_stack {
 };
 
 /// The calling thread's value stack, made on first use (null when memory is
-/// out). Freed when the thread exits.
-inline value_stack* thread_value_stack() noexcept {
-    struct holder {
-        std::unique_ptr<value_stack> stack;
-    };
-    static thread_local holder h;
-    if (LOUPE_UNLIKELY(!h.stack)) h.stack.reset(new (std::nothrow) value_stack);
-    return h.stack.get();
+/// out). Kept in the thread's state; freed when the thread exits (runtime.hpp).
+inline value_stack* thread_value_stack(thread_state& ts) noexcept {
+    if (LOUPE_UNLIKELY(ts.values == nullptr)) {
+        internal_allocation_scope internal;
+        ts.values = new (std::nothrow) value_stack;
+    }
+    return ts.values;
 }
 
 }  // namespace loupe::detail

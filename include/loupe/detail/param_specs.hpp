@@ -64,7 +64,13 @@ inline std::shared_ptr<slot_specs> compile_param_specs(const std::string& sessio
     for (active_spec& a : out->specs) {
         std::uint32_t id = 0;
         while (id < log.specs.size() && log.specs[id].text != a.spec.text) ++id;
-        if (id == log.specs.size()) log.specs.push_back({a.spec.text, a.spec.name});
+        if (id == log.specs.size()) {
+            if (id > 0xFFFF) {
+                throw error("session '" + session_name + "': params line " + std::to_string(a.spec.line) +
+                            ": the session has had 65536 distinct specs; restart it to use more");
+            }
+            log.specs.push_back({a.spec.text, a.spec.name});
+        }
         a.id = id;
     }
     return out;

@@ -631,6 +631,11 @@ inline void runtime::on_thread_exit(void* p) noexcept {
     thread_state& ts = t_state;
     ts.owned_ring = nullptr;
     ts.status = thread_exiting;
+    if (ts.values != nullptr) {  // no call of this thread is open any more
+        internal_allocation_scope internal;
+        delete ts.values;
+        ts.values = nullptr;
+    }
     r->retired.store(true, std::memory_order_release);
     if (runtime* rtp = runtime_pointer().load(std::memory_order_acquire)) rtp->wake_collector();
 }

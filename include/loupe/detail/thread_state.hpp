@@ -25,6 +25,7 @@ inline constexpr std::size_t max_thread_name = 63;
 
 struct thread_metrics;  // metric_registry.hpp
 struct metric_plan;     // metric_plan.hpp
+struct value_stack;     // method_wire.hpp
 
 struct thread_state {
     std::uint64_t epoch;  ///< hot_state::epoch the masks below were computed for
@@ -42,6 +43,9 @@ struct thread_state {
     /// > 0 while a parameter chain runs on this thread: methods it calls are
     /// not traced (the recursion guard, US 9,129,056 ¶0158).
     std::uint32_t in_chain;
+    /// Values of the method calls this thread is inside (null until its first
+    /// recorded call with parameters).
+    value_stack* values;
 };
 
 LOUPE_API inline thread_local thread_state t_state;

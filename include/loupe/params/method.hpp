@@ -102,6 +102,17 @@ struct site_arg_types<Self, std::tuple<Args&...>> {
     }
 };
 
+/// The receiver's type when it cannot vary per call (not polymorphic): the
+/// match modes are then decided once, at bind time. Null otherwise.
+template <class Self>
+const std::type_info* static_receiver() noexcept {
+    if constexpr (std::is_void_v<Self> || std::is_polymorphic_v<Self>) {
+        return nullptr;
+    } else {
+        return &typeid(Self);
+    }
+}
+
 /// The dynamic type of the receiver (its static type when not polymorphic).
 template <class Self>
 const std::type_info& receiver_type(const Self* self) noexcept {
@@ -136,15 +147,11 @@ struct call_entry {
 template <class Chains, class Self, class Tuple, std::size_t... I>
 bool evaluate_entries(const site_binding& binding, std::uint64_t mask, std::uint64_t sessions, const Chains& chains,
                       const Self* self, const Tuple& args, call_entry& e, std::index_sequence<I...>) noexcept {
-    value_stack* stack;
-    {
-        internal_allocation_scope internal;
-        stack = thread_value_stack();
-    }
+    thread_state& ts = t_state;
+    value_stack* stack = thread_value_stack(ts);
     e.stack_begin = stack ? static_cast<std::uint32_t>(stack->top) : 0;
     const void* const addresses[] = {self, static_cast<const void*>(&std::get<I>(args))...};
     bool cpu = false;
-    thread_state& ts = t_state;
     for (; mask != 0; mask &= mask - 1) {
         const binding_entry& entry = binding.entries[static_cast<std::size_t>(__builtin_ctzll(mask))];
         if (!(sessions >> entry.slot & 1)) continue;
@@ -156,14 +163,15 @@ bool evaluate_entries(const site_binding& binding, std::uint64_t mask, std::uint
         }
         const std::size_t used = stack->top - e.stack_begin;
         const std::size_t room = std::min(value_stack::capacity - stack->top,
-                                          max_method_payload - sizeof(method_payload_header) - used);
-        if (room < sizeof(encoded_value_header) + 8 || e.value_count == 0xFFFF) {
+                                          max_method_payload - sizeof(method_payload_header) -
+                                              sizeof(method_cpu_times) - used);
+        if (room < encoded_text_offset + 8 || e.value_count == 0xFFFF) {
             e.flags |= method_values_lost;
             continue;
         }
         unsigned char* at = stack->bytes + stack->top;
-        value_writer out(reinterpret_cast<char*>(at + sizeof(encoded_value_header)),
-                         std::min<std::size_t>(entry.value_bytes, room - sizeof(encoded_value_header)));
+        value_writer out(reinterpret_cast<char*>(at + encoded_text_offset),
+                         std::min<std::size_t>(entry.value_bytes, room - encoded_text_offset));
         ++ts.in_chain;
         switch (entry.source) {
             case entry_source::compiled: chains.evaluate(entry.compiled, self, args, out); break;
@@ -171,9 +179,7 @@ bool evaluate_entries(const site_binding& binding, std::uint64_t mask, std::uint
             default: out.fail(value_kind::enable_failed); break;
         }
         --ts.in_chain;
-        param_value v = out.value();
-        v.spec = entry.spec;
-        stack->top += encode_value(v, entry.slot, at);
+        stack->top += encode_value(out, entry.slot, static_cast<std::uint16_t>(entry.spec), at);
         ++e.value_count;
     }
     return cpu;
@@ -197,7 +203,7 @@ LOUPE_NOINLINE call_entry enter_method(method_site& where, const Chains& chains,
     if (LOUPE_UNLIKELY(where.bound_generation.load(std::memory_order_acquire) !=
                        registry.generation.load(std::memory_order_acquire))) {
         internal_allocation_scope internal;
-        binding = registry.bind(where, types::get(), types::count);
+        binding = registry.bind(where, types::get(), types::count, static_receiver<Self>());
     }
     std::uint64_t mask = 0;
     if (binding != nullptr && (binding->slots & sessions) != 0) {
@@ -304,10 +310,10 @@ LOUPE_ALWAYS_INLINE method_scope_builder<Chains, Self> method_scope_for(method_s
 
 namespace detail {
 
-// Exit of a recorded call: reads the clocks first (exit ticks, then CPU and
-// metrics would charge loupe's own work — so metrics, CPU, ticks in that
-// order of closeness to the body), takes the call's values off the value
-// stack and pushes the call as one unit (after its metric deltas, if any).
+// Exit of a recorded call: reads the metrics, the exit ticks and the CPU
+// clock first, takes the call's values off the value stack and pushes the
+// call as one unit (after its metric deltas, if any). A call that carries
+// nothing but its timing is pushed as a plain zone (one record).
 template <int>
 LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0, std::uint64_t sessions,
                                      const metric_plan* plan, std::uint64_t cpu_begin, std::uint32_t stack_begin,
@@ -319,6 +325,21 @@ LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0,
     const std::uint64_t cpu_end =
         (flags & method_has_cpu) ? static_cast<std::uint64_t>(read_cpu_clock(CLOCK_THREAD_CPUTIME_ID)) : 0;
 
+    if (value_count == 0 && (flags & (method_has_cpu | method_exceptional | method_values_lost)) == 0) {
+        // Nothing but timing: the call travels as a plain zone named by its signature.
+        if (plan == nullptr) {
+            push(&where->zone, t0, t1, sessions);
+            return;
+        }
+        thread_metrics& b = *ts.metrics;
+        b.entry_top -= plan->count;
+        raw_record zone_unit[max_zone_metrics_records];
+        const std::size_t n = pack_zone_with_metrics(&where->zone, t0, t1, sessions, *plan,
+                                                     b.entry_values + b.entry_top, metric_end, zone_unit);
+        if (LOUPE_LIKELY(ts.owned_ring != nullptr) && LOUPE_LIKELY(ts.owned_ring->try_push_n(zone_unit, n))) return;
+        count_lost(ts, push_waiting(ts, sessions, [&](ring& r) { return r.try_push_n(zone_unit, n); }), sessions);
+        return;
+    }
     constexpr std::size_t max_records =
         max_zone_metrics_records + 1 + (max_method_payload + sizeof(raw_record) - 1) / sizeof(raw_record);
     raw_record unit[max_records];
@@ -328,18 +349,24 @@ LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0,
         b.entry_top -= plan->count;
         n = pack_metric_deltas(sessions, *plan, b.entry_values + b.entry_top, metric_end, unit);
     }
-    value_stack* stack = value_count != 0 ? thread_value_stack() : nullptr;
+    value_stack* stack = value_count != 0 ? ts.values : nullptr;
     const std::size_t values_bytes = stack ? stack->top - stack_begin : 0;
-    method_payload_header h{where, t1, cpu_begin, cpu_end, static_cast<std::uint32_t>(values_bytes),
-                            stack ? value_count : std::uint16_t{0}, flags, 0};
-    const std::size_t payload = sizeof h + values_bytes;
+    method_payload_header h{where, static_cast<std::uint32_t>(values_bytes), stack ? value_count : std::uint16_t{0},
+                            flags, 0};
     auto* bytes = reinterpret_cast<unsigned char*>(unit + n + 1);
     std::memcpy(bytes, &h, sizeof h);
-    if (values_bytes != 0) std::memcpy(bytes + sizeof h, stack->bytes + stack_begin, values_bytes);
+    std::size_t payload = sizeof h;
+    if (flags & method_has_cpu) {
+        const method_cpu_times cpu{cpu_begin, cpu_end};
+        std::memcpy(bytes + payload, &cpu, sizeof cpu);
+        payload += sizeof cpu;
+    }
+    if (values_bytes != 0) std::memcpy(bytes + payload, stack->bytes + stack_begin, values_bytes);
+    payload += values_bytes;
     if (stack) stack->top = stack_begin;
     const std::size_t payload_records = (payload + sizeof(raw_record) - 1) / sizeof(raw_record);
     std::memset(bytes + payload, 0, payload_records * sizeof(raw_record) - payload);
-    unit[n] = raw_record{&method_call_marker, t0, payload, sessions};
+    unit[n] = raw_record{&method_call_marker, t0, t1, sessions};
     n += 1 + payload_records;
 
     if (LOUPE_LIKELY(ts.owned_ring != nullptr) && LOUPE_LIKELY(ts.owned_ring->try_push_n(unit, n))) return;

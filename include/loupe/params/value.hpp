@@ -134,6 +134,9 @@ constexpr std::string_view utf8_prefix(std::string_view s, std::size_t n) noexce
 /// truncated with the original size); nothing allocates.
 ///
 /// A chain writes exactly once; a later write replaces the earlier one.
+/// (The fields are word-sized on purpose: a writer is filled and read back
+/// within nanoseconds, and mixed-width stores and loads of one word stall
+/// the CPU's store forwarding.)
 class value_writer {
 public:
     /// `buffer` holds up to `capacity` bytes of text (the value budget).
@@ -157,20 +160,11 @@ public:
     void write_type_name(std::string_view s) noexcept { text(value_kind::type_name, s, std::string_view::npos); }
     /// Keeps only the size of a secret.
     void write_redacted(std::size_t original_size) noexcept {
-        value_.kind = value_kind::redacted;
-        value_.bits = 0;
-        value_.text = {};
-        value_.truncated = false;
-        value_.original_size = clamp32(original_size);
+        scalar(value_kind::redacted, 0);
+        original_size_ = clamp32(original_size);
     }
     /// The chain failed: `status` is one of the status kinds.
-    void fail(value_kind status) noexcept {
-        value_.kind = status;
-        value_.bits = 0;
-        value_.text = {};
-        value_.truncated = false;
-        value_.original_size = 0;
-    }
+    void fail(value_kind status) noexcept { scalar(status, 0); }
 
     /// The text budget (bytes).
     std::size_t capacity() const noexcept { return capacity_; }
@@ -178,34 +172,55 @@ public:
     /// (to_string) before passing it on; a later write_string may read from it.
     char* scratch() noexcept { return buffer_; }
 
-    const param_value& value() const noexcept { return value_; }
-    bool written() const noexcept { return value_.kind != value_kind::unknown; }
+    /// The value written (kind `unknown` when nothing was).
+    param_value value() const noexcept {
+        param_value v;
+        v.kind = kind();
+        v.truncated = truncated_ != 0;
+        v.original_size = original_size_;
+        v.bits = bits_;
+        v.text = std::string_view(text_size_ != 0 ? buffer_ : "", text_size_);
+        return v;
+    }
+    bool written() const noexcept { return kind_ != static_cast<std::uint32_t>(value_kind::unknown); }
+
+    value_kind kind() const noexcept { return static_cast<value_kind>(kind_); }
+    bool truncated() const noexcept { return truncated_ != 0; }
+    std::uint32_t original_size() const noexcept { return original_size_; }
+    std::uint64_t bits() const noexcept { return bits_; }
+    /// The text, at the start of the buffer.
+    std::size_t text_size() const noexcept { return text_size_; }
+    const char* buffer() const noexcept { return buffer_; }
 
 private:
     static std::uint32_t clamp32(std::size_t n) noexcept {
         return n > 0xFFFFFFFFu ? 0xFFFFFFFFu : static_cast<std::uint32_t>(n);
     }
     void scalar(value_kind k, std::uint64_t bits) noexcept {
-        value_.kind = k;
-        value_.bits = bits;
-        value_.text = {};
-        value_.truncated = false;
-        value_.original_size = 0;
+        kind_ = static_cast<std::uint32_t>(k);
+        bits_ = bits;
+        text_size_ = 0;
+        truncated_ = 0;
+        original_size_ = 0;
     }
     void text(value_kind k, std::string_view s, std::size_t original_size) noexcept {
         const std::string_view kept = utf8_prefix(s, capacity_);
         if (kept.data() != buffer_ && !kept.empty()) std::memmove(buffer_, kept.data(), kept.size());
-        value_.kind = k;
-        value_.bits = 0;
-        value_.text = std::string_view(buffer_, kept.size());
+        kind_ = static_cast<std::uint32_t>(k);
+        bits_ = 0;
+        text_size_ = kept.size();
         const std::size_t original = original_size == std::string_view::npos ? s.size() : original_size;
-        value_.truncated = original > kept.size();
-        value_.original_size = clamp32(original);
+        truncated_ = original > kept.size() ? 1 : 0;
+        original_size_ = clamp32(original);
     }
 
     char* buffer_;
     std::size_t capacity_;
-    param_value value_;
+    std::uint32_t kind_ = static_cast<std::uint32_t>(value_kind::unknown);
+    std::uint32_t truncated_ = 0;
+    std::uint32_t original_size_ = 0;
+    std::uint64_t bits_ = 0;
+    std::size_t text_size_ = 0;
 };
 
 /// Customization point: how a value of type T is traced directly (the end of
