@@ -1,7 +1,7 @@
 // The demo's built-in load: one client thread per (user, session) pair, each
 // on its own keep-alive connection, sending a user-specific mix of requests.
-// alice fills big carts before checking out (slow checkouts), bob mostly
-// searches, carol does a bit of everything.
+// alice fills big carts before checking out (slow checkouts: carts of 3, 7
+// and 14 items in turn), bob mostly searches, carol does a bit of everything.
 #pragma once
 
 #include <arpa/inet.h>
@@ -63,7 +63,10 @@ public:
 
 private:
     static std::string next_target(const std::string& user, int i) {
-        if (user == "alice") return i % 8 == 7 ? "/checkout" : "/cart/add";
+        if (user == "alice") {  // 3 adds, checkout, 7 adds, checkout, 14 adds, checkout
+            const int at = i % 27;
+            return at == 3 || at == 11 || at == 26 ? "/checkout" : "/cart/add";
+        }
         if (user == "bob") return i % 10 == 9 ? "/cart/add" : "/search?q=lamp" + std::string(i % 5, 's');
         switch (i % 3) {
             case 0: return "/search?q=chair";

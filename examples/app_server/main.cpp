@@ -11,7 +11,13 @@
 // names them), and what their requests cost besides wall time: the session
 // records CPU time, allocations (every operator new/delete is counted, see
 // LOUPE_COUNT_GLOBAL_ALLOCATIONS below) and the shop's own metric, items
-// priced, each zone charged what its own thread did.
+// priced, each zone charged what its own thread did. Last, which parameter
+// values made that user's calls slow: the session carries parameter specs
+// (method parameter tracing) for the shop's traced methods — the table of
+// every SQL statement (db::execute_sql, a compile-time chain selected with
+// chain=@table) and the number of lines of every order priced
+// (pricing::price, a runtime chain call(line_count) through the reflection
+// registry) — and the program prints their time by value.
 // Finishes by itself in about a second.
 //
 // usage: app_server [--user NAME] [--requests-per-client N] [--out FILE]
@@ -21,6 +27,7 @@
 #include <loupe/reader.hpp>
 #include <loupe/report/call_tree.hpp>
 #include <loupe/report/io_stats.hpp>
+#include <loupe/report/param_stats.hpp>
 #include <loupe/report/slowest.hpp>
 #include <loupe/report/zone_stats.hpp>
 #include <loupe/sinks/perfetto_sink.hpp>
@@ -132,6 +139,14 @@ int main(int argc, char** argv) {
         config.name = "only-" + o.user;
         config.filter = (loupe::where::user == o.user).to_string();
         config.metrics = {"cpu_time", "alloc_bytes", "alloc_count", "shop.items_priced"};
+        // Parameter specs (config.kinds is kinds::all, which includes
+        // kinds::methods): the table of each statement, through the
+        // compile-time chain registered at execute_sql's site, and the size
+        // of each order priced, through a runtime chain that calls the getter
+        // registered with loupe::reflect (shop.hpp).
+        config.params =
+            "method=app_server::db::execute_sql(std::string const&); chain=@table\n"
+            "method=app_server::pricing::price(order const&); param=1; chain=call(line_count); name=lines\n";
         config.sinks = {std::make_shared<loupe::sinks::file_sink>(o.out),
                         std::make_shared<loupe::sinks::perfetto_sink>(perfetto_path(o.out))};
         loupe::session session = loupe::start_session(config);
@@ -198,6 +213,8 @@ int main(int argc, char** argv) {
         } else {
             std::fputs(loupe::report::format_flat_report(items).c_str(), stdout);
         }
+        std::printf("\n== %s's time by parameter value (loupe stats %s --params) ==\n", o.user.c_str(), o.out.c_str());
+        std::fputs(loupe::report::format_param_stats(loupe::report::param_stats(trace, 5)).c_str(), stdout);
     } catch (const loupe::error& e) {
         std::fprintf(stderr, "app_server: %s\n", e.what());
         return 1;

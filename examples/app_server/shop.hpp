@@ -1,13 +1,19 @@
 // The demo's application: a toy shop with three endpoints, instrumented the
 // way a runtime would use loupe: zones around the work, counters for sizes,
-// and a push metric of its own, "shop.items_priced" (the cart lines priced
-// at checkout, charged to the zone that prices them).
-// The work is simulated with busy loops whose length depends on the input,
-// so that some users' requests are measurably slower than others'; pricing
-// also builds one line of text per item, so big carts allocate more. Its data
-// lives in three files opened when the shop starts (so before any session):
-// a catalog read by searches, a cart store written by cart updates, and an
-// order journal appended at checkout, all through loupe::io.
+// a push metric of its own, "shop.items_priced" (the cart lines priced at
+// checkout, charged to the zone that prices them), and two traced methods
+// whose parameters sessions can record (parameter tracing): every endpoint
+// runs its statements through db::execute_sql (database.hpp: a compile-time
+// chain gives the table), and checkout prices an `order` with
+// pricing::price, whose runtime spec `chain=call(line_count)` reaches the
+// order's size through the reflection registry (registered below).
+// The work is simulated with busy loops whose length depends on the input
+// (and, for statements, on the table), so that some users' requests are
+// measurably slower than others'; pricing also builds one line of text per
+// item, so big carts allocate more. Its data lives in three files opened when
+// the shop starts (so before any session): a catalog read by searches, a cart
+// store written by cart updates, and an order journal appended at checkout,
+// all through loupe::io.
 #pragma once
 
 #include <fcntl.h>
@@ -16,6 +22,7 @@
 #include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
 #include <loupe/metrics.hpp>
+#include <loupe/params.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -24,17 +31,48 @@
 #include <mutex>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "database.hpp"
 #include "http.hpp"
 
 namespace app_server {
 
-inline void busy_for(std::chrono::microseconds d) {
-    const auto until = std::chrono::steady_clock::now() + d;
-    while (std::chrono::steady_clock::now() < until) {
+/// An order at checkout: one line of text per item of the cart.
+class order {
+public:
+    order(std::string session, std::vector<std::string> lines) : session_(std::move(session)), lines_(std::move(lines)) {}
+    std::size_t line_count() const { return lines_.size(); }
+    const std::string& session() const { return session_; }
+
+private:
+    std::string session_;
+    std::vector<std::string> lines_;
+};
+
+/// Prices orders. `price` is a traced method: a spec on
+/// `app_server::pricing::price(order const&)` can record any value its
+/// receiver or its order leads to, e.g. `param=1; chain=call(line_count)`.
+class pricing {
+public:
+    /// The order's price in cents: looks the products up, then works per line.
+    std::int64_t price(const order& o) const {
+        LOUPE_METHOD("app_server::pricing::price(order const&)", o);
+        db::execute_sql("SELECT price FROM products WHERE sku IN (" + std::to_string(o.line_count()) + " skus)");
+        busy_for(std::chrono::microseconds(10 + 12 * static_cast<long>(o.line_count())));
+        return 999 * static_cast<std::int64_t>(o.line_count());
     }
-}
+
+    /// What runtime chains may reach (specs name these; nothing else is
+    /// exposed): order's getters and db::table_of.
+    static void register_reflection() {
+        loupe::reflect<order>("app_server::order")
+            .method("line_count", &order::line_count)
+            .method("session", &order::session);
+        db::register_reflection();
+    }
+};
 
 class shop {
 public:
@@ -47,6 +85,7 @@ public:
         if (catalog_ < 0 || carts_fd_ < 0 || orders_fd_ < 0) {
             throw std::runtime_error("cannot create the shop's files in '" + data_dir + "'");
         }
+        pricing::register_reflection();
         const std::string page(catalog_page, 'c');
         for (int i = 0; i < catalog_pages; ++i) loupe::io::write(catalog_, page.data(), page.size());
     }
@@ -84,7 +123,8 @@ private:
             char page[catalog_page];
             const std::size_t at = std::hash<std::string>{}(query) % catalog_pages;
             loupe::io::pread(catalog_, page, sizeof page, static_cast<off_t>(at * catalog_page));
-            busy_for(std::chrono::microseconds(40 + 15 * query.size()));
+            db::execute_sql("SELECT id, name FROM products WHERE name LIKE '%" + query + "%'");
+            busy_for(std::chrono::microseconds(15 + 15 * query.size()));
         }
         {
             LOUPE_ZONE("render_results");
@@ -101,7 +141,8 @@ private:
             LOUPE_ZONE("load_cart");
             std::lock_guard<std::mutex> lock(mutex_);
             items = ++carts_[request.header("x-session")];
-            busy_for(std::chrono::microseconds(20));
+            db::execute_sql("SELECT items FROM carts WHERE session = '" + request.header("x-session") + "'");
+            busy_for(std::chrono::microseconds(12));
         }
         LOUPE_COUNTER("cart_items", items);
         {
@@ -109,7 +150,9 @@ private:
             const std::string record = request.header("x-session") + " " + std::to_string(items) + "\n";
             const std::size_t slot = std::hash<std::string>{}(request.header("x-session")) % 64;
             loupe::io::pwrite(carts_fd_, record.data(), record.size(), static_cast<off_t>(slot * 64));
-            busy_for(std::chrono::microseconds(25));
+            db::execute_sql("UPDATE carts SET items = " + std::to_string(items) + " WHERE session = '" +
+                            request.header("x-session") + "'");
+            busy_for(std::chrono::microseconds(17));
         }
         body = "cart has " + std::to_string(items) + " items\n";
         return 200;
@@ -122,14 +165,15 @@ private:
             LOUPE_ZONE("load_cart");
             std::lock_guard<std::mutex> lock(mutex_);
             items = carts_[request.header("x-session")];
-            busy_for(std::chrono::microseconds(20));
+            db::execute_sql("SELECT items FROM carts WHERE session = '" + request.header("x-session") + "'");
+            busy_for(std::chrono::microseconds(12));
         }
         {
             LOUPE_ZONE("price_order");  // grows with the cart: big carts are slow and allocate more
             const std::string session = request.header("x-session");
             std::vector<std::string> order_lines;
             for (std::size_t i = 1; i <= items; ++i) order_lines.push_back(session + " item " + std::to_string(i));
-            busy_for(std::chrono::microseconds(30 + 12 * items));
+            pricing_.price(order(session, std::move(order_lines)));
             loupe::metric_add(items_priced_, static_cast<std::int64_t>(items));
         }
         {
@@ -140,6 +184,8 @@ private:
             LOUPE_ZONE("write_order");
             const std::string line = "order " + request.header("x-session") + " " + std::to_string(items) + " items\n";
             loupe::io::write(orders_fd_, line.data(), line.size());
+            db::execute_sql("INSERT INTO orders VALUES ('" + request.header("x-session") + "', " +
+                            std::to_string(items) + ")");
             std::lock_guard<std::mutex> lock(mutex_);
             carts_[request.header("x-session")] = 0;
             ++orders_;
@@ -156,6 +202,7 @@ private:
     int catalog_ = -1, carts_fd_ = -1, orders_fd_ = -1;
     std::mutex mutex_;
     std::map<std::string, std::size_t> carts_;  // session id -> items
+    pricing pricing_;
     std::uint64_t orders_ = 0;
 };
 
