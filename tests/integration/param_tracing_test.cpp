@@ -314,6 +314,34 @@ TEST(ParamTracing, AnExceptionLeavingTheMethodMarksTheCall) {
     EXPECT_LE(calls[0].cpu_begin_ns, calls[0].cpu_end_ns);
 }
 
+namespace unwinding {
+
+void traced_cleanup(int step) {
+    LOUPE_FUNCTION_PARAMS("unwinding::traced_cleanup(int)", step);
+}
+
+struct cleanup_on_exit {
+    ~cleanup_on_exit() { traced_cleanup(1); }  // runs while the exception below unwinds
+};
+
+}  // namespace unwinding
+
+TEST(ParamTracing, ACallMadeByADestructorDuringUnwindingIsNotExceptional) {
+    auto sink = std::make_shared<method_recorder>();
+    auto s = loupe::start_session(method_session(sink, "method=unwinding::traced_cleanup(int); param=1"));
+    try {
+        unwinding::cleanup_on_exit cleanup;
+        throw std::runtime_error("unwinding");
+    } catch (const std::runtime_error&) {
+    }
+    s.stop();
+    const auto calls = sink->calls("unwinding::traced_cleanup(int)");
+    ASSERT_EQ(calls.size(), 1u);
+    EXPECT_FALSE(calls[0].exceptional);  // it returned normally, inside someone else's unwinding
+    ASSERT_EQ(calls[0].values.size(), 1u);
+    EXPECT_EQ(calls[0].values[0].text, "1");
+}
+
 TEST(ParamTracing, ValuesAreCutToTheSessionsValueBudget) {
     auto sink = std::make_shared<method_recorder>();
     auto cfg = method_session(sink, "method=shop::Cart::add(Item const&,int); param=1; chain=field(sku)");

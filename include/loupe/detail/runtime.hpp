@@ -186,7 +186,9 @@ public:
         if (s.phase == session_phase::starting || s.phase == session_phase::active) {
             s.phase = session_phase::stopping;
             s.stop_ticks = clock_.now_ticks();
-            if (const params_backend* b = g_params_backend.load(std::memory_order_acquire)) b->publish(s.slot, nullptr, nullptr);
+            if (s.param_log) {
+                if (const params_backend* b = g_params_backend.load(std::memory_order_acquire)) b->publish(s.slot, nullptr, nullptr);
+            }
             publish_locked();
             wake_ = true;
             wake_cv_.notify_one();

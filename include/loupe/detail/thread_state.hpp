@@ -46,6 +46,10 @@ struct thread_state {
     /// Values of the method calls this thread is inside (null until its first
     /// recorded call with parameters).
     value_stack* values;
+    /// This thread's C++ exception globals (Itanium ABI __cxa_eh_globals;
+    /// null until first needed), so the method scopes read the count of
+    /// uncaught exceptions with one load (uncaught_exceptions.hpp).
+    const void* eh_globals;
 };
 
 LOUPE_API inline thread_local thread_state t_state;

@@ -42,6 +42,7 @@
 #include "loupe/detail/pull_sources.hpp"
 #include "loupe/detail/runtime.hpp"
 #include "loupe/detail/thread_state.hpp"
+#include "loupe/detail/uncaught_exceptions.hpp"
 #include "loupe/params/chain.hpp"
 #include "loupe/params/value.hpp"
 #include "loupe/zone.hpp"
@@ -220,7 +221,7 @@ LOUPE_NOINLINE call_entry enter_method(method_site& where, const Chains& chains,
         e.flags |= method_has_cpu;
         e.cpu_begin = static_cast<std::uint64_t>(read_cpu_clock(CLOCK_THREAD_CPUTIME_ID));
     }
-    e.uncaught = std::uncaught_exceptions();
+    e.uncaught = uncaught_exceptions(ts);
     e.t0 = read_ticks();
     return e;
 }
@@ -257,7 +258,7 @@ public:
     LOUPE_ALWAYS_INLINE ~method_scope() {
         if (LOUPE_UNLIKELY(sessions_ != 0)) {
             const std::uint8_t flags =
-                static_cast<std::uint8_t>(flags_ | (std::uncaught_exceptions() > uncaught_ ? detail::method_exceptional : 0));
+                static_cast<std::uint8_t>(flags_ | (detail::uncaught_exceptions(detail::t_state) > uncaught_ ? detail::method_exceptional : 0));
             detail::push_method_call(where_, t0_, sessions_, plan_, cpu_begin_, stack_begin_, value_count_, flags);
         }
     }
