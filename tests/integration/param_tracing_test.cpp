@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <loupe/loupe.hpp>
+#include <loupe/metrics.hpp>
 #include <loupe/params.hpp>
 
 namespace {
@@ -39,6 +40,7 @@ struct seen_call {
     bool exceptional, has_cpu;
     std::uint64_t cpu_begin_ns, cpu_end_ns;
     std::vector<seen_value> values;
+    std::vector<loupe::metric_value> metrics;
 };
 
 struct seen_error {
@@ -53,10 +55,11 @@ public:
     void write(const loupe::record& r) override {
         std::lock_guard<std::mutex> lock(mutex_);
         if (r.kind == loupe::record_kind::zone && r.method == nullptr) {  // a call with nothing but its timing
-            calls_.push_back(seen_call{r.where->name, r.begin_ns, r.end_ns, false, false, 0, 0, {}});
+            calls_.push_back(seen_call{r.where->name, r.begin_ns, r.end_ns, false, false, 0, 0, {},
+                                       {r.metrics, r.metrics + r.metric_count}});
         } else if (r.kind == loupe::record_kind::zone) {
             seen_call c{r.where->name, r.begin_ns, r.end_ns, r.method->exceptional, r.method->has_cpu,
-                        r.method->cpu_begin_ns, r.method->cpu_end_ns, {}};
+                        r.method->cpu_begin_ns, r.method->cpu_end_ns, {}, {r.metrics, r.metrics + r.metric_count}};
             for (std::size_t i = 0; i < r.method->value_count; ++i) {
                 const loupe::param_value& v = r.method->values[i];
                 c.values.push_back({v.spec, v.kind, loupe::format_value(v), v.truncated, v.original_size, v.bits});
@@ -340,6 +343,51 @@ TEST(ParamTracing, ACallMadeByADestructorDuringUnwindingIsNotExceptional) {
     EXPECT_FALSE(calls[0].exceptional);  // it returned normally, inside someone else's unwinding
     ASSERT_EQ(calls[0].values.size(), 1u);
     EXPECT_EQ(calls[0].values[0].text, "1");
+}
+
+namespace metered {
+
+loupe::metric_id rows() {
+    static const loupe::metric_id id = loupe::metric("params_test.rows", "rows");
+    return id;
+}
+
+void import_rows(int n) {
+    LOUPE_FUNCTION_PARAMS("metered::import_rows(int)", n);
+    loupe::metric_add(rows(), n);
+}
+
+void import_quietly(int n) {
+    LOUPE_FUNCTION_PARAMS("metered::import_quietly(int)", n);  // no spec: a plain zone
+    loupe::metric_add(rows(), n);
+}
+
+}  // namespace metered
+
+TEST(ParamTracing, MethodCallsCarryTheirOwnMetricDeltasWithTheirValues) {
+    const loupe::metric_id rows = metered::rows();  // defined before the session names it
+    auto sink = std::make_shared<method_recorder>();
+    auto cfg = method_session(sink, "method=metered::import_rows(int); param=1");
+    cfg.metrics = {"params_test.rows"};
+    auto s = loupe::start_session(cfg);
+    loupe::metric_add(metered::rows(), 100);  // outside any call: charged to none
+    metered::import_rows(5);
+    metered::import_rows(9);
+    metered::import_quietly(3);
+    s.stop();
+    const auto calls = sink->calls("metered::import_rows(int)");
+    ASSERT_EQ(calls.size(), 2u);
+    for (std::size_t i = 0; i < 2; ++i) {
+        ASSERT_EQ(calls[i].values.size(), 1u);
+        ASSERT_EQ(calls[i].metrics.size(), 1u);
+        EXPECT_EQ(calls[i].metrics[0].id, rows);
+        EXPECT_EQ(std::to_string(calls[i].metrics[0].value), calls[i].values[0].text);  // 5 rows for n=5, 9 for 9
+    }
+    const auto quiet = sink->calls("metered::import_quietly(int)");
+    ASSERT_EQ(quiet.size(), 1u);
+    EXPECT_TRUE(quiet[0].values.empty());
+    ASSERT_EQ(quiet[0].metrics.size(), 1u);
+    EXPECT_EQ(quiet[0].metrics[0].value, 3);
 }
 
 TEST(ParamTracing, ValuesAreCutToTheSessionsValueBudget) {

@@ -68,6 +68,12 @@ LOUPE_NOINLINE const metric_plan* enter_zone_metrics(const metric_plan* plan) no
     return plan;
 }
 
+/// Records pack_metric_deltas writes for `plan`: the header, then the deltas
+/// after the first, 4 a record.
+constexpr std::size_t metric_delta_records(const metric_plan& plan) noexcept {
+    return 1 + ((plan.count - 1) * sizeof(std::uint64_t) + 31) / 32;
+}
+
 /// Packs the deltas (end − begin per plan metric) of the zone or method call
 /// that follows into `out`: a header holding the plan and the first delta,
 /// then the other deltas (4 a record). The collector holds them for the next
@@ -79,13 +85,11 @@ inline std::size_t pack_metric_deltas(std::uint64_t sessions, const metric_plan&
         return static_cast<std::uint64_t>(end[i]) - static_cast<std::uint64_t>(begin[i]);
     };
     out[0] = raw_record{&zone_metrics_marker, reinterpret_cast<std::uintptr_t>(&plan), delta(0), sessions};
-    std::size_t n = 1;
-    if (LOUPE_UNLIKELY(plan.count > 1)) {
+    const std::size_t n = metric_delta_records(plan);
+    if (LOUPE_UNLIKELY(n > 1)) {
         std::uint64_t rest[max_zone_metrics] = {};
         for (std::uint32_t i = 1; i < plan.count; ++i) rest[i - 1] = delta(i);
-        const std::size_t records = ((plan.count - 1) * sizeof(std::uint64_t) + sizeof(raw_record) - 1) / sizeof(raw_record);
-        std::memcpy(static_cast<void*>(out + 1), rest, records * sizeof(raw_record));
-        n += records;
+        std::memcpy(static_cast<void*>(out + 1), rest, (n - 1) * sizeof(raw_record));
     }
     return n;
 }

@@ -98,6 +98,23 @@ public:
         return true;
     }
 
+    /// Producer only: `n` free slots that follow each other in memory (no wrap
+    /// inside), to be filled in place and published with `commit(n)`; null
+    /// when they do not fit now or would wrap (then use try_push_n).
+    raw_record* try_reserve(std::size_t n) noexcept {
+        const std::uint64_t h = head_.load(std::memory_order_relaxed);
+        if ((h & mask_) + n > capacity_) return nullptr;
+        if (h + n - cached_tail_ > capacity_) {
+            cached_tail_ = tail_.load(std::memory_order_acquire);
+            if (h + n - cached_tail_ > capacity_) return nullptr;
+        }
+        return &slots_[h & mask_];
+    }
+    /// Producer only: publishes the `n` slots try_reserve(n) gave.
+    void commit(std::size_t n) noexcept {
+        head_.store(head_.load(std::memory_order_relaxed) + n, std::memory_order_release);
+    }
+
     /// Producer only: counts one event lost for each session in `sessions`.
     void count_dropped(std::uint64_t sessions) noexcept {
         while (sessions != 0) {

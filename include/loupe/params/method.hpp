@@ -341,38 +341,51 @@ LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0,
         count_lost(ts, push_waiting(ts, sessions, [&](ring& r) { return r.try_push_n(zone_unit, n); }), sessions);
         return;
     }
-    constexpr std::size_t max_records =
-        max_zone_metrics_records + 1 + (max_method_payload + sizeof(raw_record) - 1) / sizeof(raw_record);
-    raw_record unit[max_records];
-    std::size_t n = 0;
-    if (plan != nullptr) {
-        thread_metrics& b = *ts.metrics;
-        b.entry_top -= plan->count;
-        n = pack_metric_deltas(sessions, *plan, b.entry_values + b.entry_top, metric_end, unit);
-    }
     value_stack* stack = value_count != 0 ? ts.values : nullptr;
     const std::size_t values_bytes = stack ? stack->top - stack_begin : 0;
-    method_payload_header h{where, static_cast<std::uint32_t>(values_bytes), stack ? value_count : std::uint16_t{0},
-                            flags, 0};
-    auto* bytes = reinterpret_cast<unsigned char*>(unit + n + 1);
-    std::memcpy(bytes, &h, sizeof h);
-    std::size_t payload = sizeof h;
-    if (flags & method_has_cpu) {
-        const method_cpu_times cpu{cpu_begin, cpu_end};
-        std::memcpy(bytes + payload, &cpu, sizeof cpu);
-        payload += sizeof cpu;
-    }
-    if (values_bytes != 0) std::memcpy(bytes + payload, stack->bytes + stack_begin, values_bytes);
-    payload += values_bytes;
-    if (stack) stack->top = stack_begin;
+    const method_payload_header h{where, static_cast<std::uint32_t>(values_bytes),
+                                  stack ? value_count : std::uint16_t{0}, flags, 0};
+    const std::size_t payload = method_payload_size(h);
     const std::size_t payload_records = (payload + sizeof(raw_record) - 1) / sizeof(raw_record);
-    std::memset(bytes + payload, 0, payload_records * sizeof(raw_record) - payload);
-    unit[n] = raw_record{&method_call_marker, t0, t1, sessions};
-    n += 1 + payload_records;
-
-    if (LOUPE_LIKELY(ts.owned_ring != nullptr) && LOUPE_LIKELY(ts.owned_ring->try_push_n(unit, n))) return;
-    const push_outcome outcome = push_waiting(ts, sessions, [&](ring& r) { return r.capacity() >= n && r.try_push_n(unit, n); });
-    count_lost(ts, outcome, sessions);
+    const std::size_t delta_records = plan != nullptr ? metric_delta_records(*plan) : 0;
+    const std::size_t n = delta_records + 1 + payload_records;
+    // Writes the unit (deltas, header record, payload) at `out`.
+    auto pack = [&](raw_record* out) noexcept {
+        if (plan != nullptr) {
+            thread_metrics& b = *ts.metrics;
+            pack_metric_deltas(sessions, *plan, b.entry_values + b.entry_top - plan->count, metric_end, out);
+        }
+        out[delta_records] = raw_record{&method_call_marker, t0, t1, sessions};
+        auto* bytes = reinterpret_cast<unsigned char*>(out + delta_records + 1);
+        std::memcpy(bytes, &h, sizeof h);
+        std::size_t at = sizeof h;
+        if (flags & method_has_cpu) {
+            const method_cpu_times cpu{cpu_begin, cpu_end};
+            std::memcpy(bytes + at, &cpu, sizeof cpu);
+            at += sizeof cpu;
+        }
+        if (values_bytes != 0) std::memcpy(bytes + at, stack->bytes + stack_begin, values_bytes);
+        std::memset(bytes + payload, 0, payload_records * sizeof(raw_record) - payload);
+    };
+    bool pushed = false;
+    if (LOUPE_LIKELY(ts.owned_ring != nullptr)) {
+        if (raw_record* slots = ts.owned_ring->try_reserve(n)) {  // in place: no copy
+            pack(slots);
+            ts.owned_ring->commit(n);
+            pushed = true;
+        }
+    }
+    if (!pushed) {  // no ring yet, the ring wraps here, or it is full
+        constexpr std::size_t max_records =
+            max_zone_metrics_records + 1 + (max_method_payload + sizeof(raw_record) - 1) / sizeof(raw_record);
+        raw_record unit[max_records];
+        pack(unit);
+        const push_outcome outcome =
+            push_waiting(ts, sessions, [&](ring& r) { return r.capacity() >= n && r.try_push_n(unit, n); });
+        count_lost(ts, outcome, sessions);
+    }
+    if (plan != nullptr) ts.metrics->entry_top -= plan->count;
+    if (stack) stack->top = stack_begin;
 }
 
 }  // namespace detail
