@@ -45,6 +45,34 @@ TEST(CompiledOut, MacrosDoNotEvaluateArgumentsAndRecordNothing) {
     }
 }
 
+namespace {
+struct compiled_out_cart {
+    int items = 0;
+    int add(int qty) {
+        LOUPE_METHOD("compiled_out_cart::add(int)", qty);
+        LOUPE_METHOD_CHAINS("compiled_out_cart::add(int)", (qty), loupe::named("qty", loupe::arg<1>));
+        return items += qty;
+    }
+};
+int free_function(int n) {
+    LOUPE_FUNCTION_PARAMS("free_function(int)", n);
+    LOUPE_FUNCTION_CHAINS("free_function(int)", (n), loupe::named("n", loupe::arg<1>));
+    return n + 1;
+}
+}  // namespace
+
+TEST(CompiledOut, MethodSitesVanishAndRecordNoCallEvenWithSpecs) {
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    loupe::session_config cfg;
+    cfg.sinks = {mem};
+    cfg.params = "method=compiled_out_cart::add(int); param=1\nmethod=free_function(int); param=1";
+    auto s = loupe::start_session(cfg);
+    compiled_out_cart cart;
+    EXPECT_EQ(cart.add(2), 2);
+    EXPECT_EQ(free_function(4), 5);
+    EXPECT_EQ(s.stop().delivered, 0u);
+}
+
 TEST(CompiledOut, TheMacroFreeApiStillWorksForCodeThatNamesItDirectly) {
     static constexpr loupe::site direct{"direct", "", "", 0, loupe::site_kind::zone};
     auto mem = std::make_shared<loupe::sinks::memory_sink>();
