@@ -390,6 +390,34 @@ TEST(ParamTracing, MethodCallsCarryTheirOwnMetricDeltasWithTheirValues) {
     EXPECT_EQ(quiet[0].metrics[0].value, 3);
 }
 
+namespace late {
+
+struct Parcel {
+    int weight = 0;
+};
+
+void ship(const Parcel& p) {
+    LOUPE_FUNCTION_PARAMS("late::ship(Parcel const&)", p);
+}
+
+}  // namespace late
+
+TEST(ParamTracing, ATypeRegisteredWhileTheSessionRunsIsFoundByTheNextCall) {
+    auto sink = std::make_shared<method_recorder>();
+    auto s = loupe::start_session(method_session(sink, "method=late::ship(Parcel const&); param=1; chain=field(weight)"));
+    late::ship(late::Parcel{3});  // Parcel is not registered yet: an apply error
+    loupe::reflect<late::Parcel>("late::Parcel").field("weight", &late::Parcel::weight);
+    late::ship(late::Parcel{4});
+    s.stop();
+    const auto calls = sink->calls("late::ship(Parcel const&)");
+    ASSERT_EQ(calls.size(), 2u);
+    ASSERT_EQ(calls[0].values.size(), 1u);
+    EXPECT_EQ(calls[0].values[0].kind, loupe::value_kind::enable_failed);
+    ASSERT_EQ(calls[1].values.size(), 1u);
+    EXPECT_EQ(calls[1].values[0].text, "4");
+    EXPECT_EQ(sink->errors().size(), 1u);
+}
+
 TEST(ParamTracing, ValuesAreCutToTheSessionsValueBudget) {
     auto sink = std::make_shared<method_recorder>();
     auto cfg = method_session(sink, "method=shop::Cart::add(Item const&,int); param=1; chain=field(sku)");

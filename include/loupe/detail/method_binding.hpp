@@ -90,9 +90,9 @@ struct site_binding {
 /// slot runs. Slow paths only (start/stop/set_params, first call after a change).
 class method_registry {
 public:
-    /// Bumped on every change of any session's specs or of the class graph
-    /// that matters; a site rebinds when its bound_generation differs.
-    std::atomic<std::uint64_t> generation{1};
+    /// Bumped on every change of any session's specs and every reflection
+    /// registration; a site rebinds when its bound_generation differs.
+    std::atomic<std::uint64_t>& generation = g_binding_generation;
 
     /// Any thread: slot `slot` now runs `specs` (null: none), reporting to `log`.
     void set_slot(int slot, std::shared_ptr<const slot_specs> specs, std::shared_ptr<session_param_log> log) {

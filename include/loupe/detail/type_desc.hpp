@@ -599,6 +599,11 @@ inline std::string_view interned_type_name(const std::type_info& t) {
     return r.interned_name_locked(t);
 }
 
+/// Bumped by every change that can alter what a parameter spec binds to: a
+/// session's specs (method_binding.hpp) and every reflection registration.
+/// Method sites compare it on each recorded call and rebind when it moved.
+LOUPE_API inline std::atomic<std::uint64_t> g_binding_generation{1};
+
 /// The registry's generation: changes whenever anything is registered.
 inline std::uint64_t reflection_generation() noexcept {
     return reflection().generation.load(std::memory_order_acquire);

@@ -237,6 +237,7 @@ public:
             auto it = r.classes.find(std::type_index(typeid(B)));
             base_name = it != r.classes.end() ? it->second.name : detail::demangle(typeid(B));
             r.generation.fetch_add(1, std::memory_order_acq_rel);
+            detail::g_binding_generation.fetch_add(1, std::memory_order_release);
         }
         detail::classes().add_base(derived_name, base_name);
         return *this;
@@ -253,6 +254,7 @@ private:
         detail::class_entry& c = detail::class_entry_locked<T>(r);
         detail::put_member(is_method ? c.methods : c.fields, std::move(e));
         r.generation.fetch_add(1, std::memory_order_acq_rel);
+        detail::g_binding_generation.fetch_add(1, std::memory_order_release);
     }
 };
 
@@ -270,6 +272,7 @@ reflector<T> reflect(std::string_view name) {
         e.name = std::string(name);
         r.set_name_locked(typeid(T), name);
         r.generation.fetch_add(1, std::memory_order_acq_rel);
+        detail::g_binding_generation.fetch_add(1, std::memory_order_release);
     }
     return reflector<T>();
 }
@@ -308,11 +311,13 @@ void reflect_function(std::string_view name, R (*function)(P)) {
         if (f->key == e->key) {
             f = std::move(e);
             r.generation.fetch_add(1, std::memory_order_acq_rel);
+            detail::g_binding_generation.fetch_add(1, std::memory_order_release);
             return;
         }
     }
     r.functions.push_back(std::move(e));
     r.generation.fetch_add(1, std::memory_order_acq_rel);
+    detail::g_binding_generation.fetch_add(1, std::memory_order_release);
 }
 
 /// Same for a `noexcept` function.
