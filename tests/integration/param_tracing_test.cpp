@@ -124,7 +124,6 @@ struct Customer {
     std::string password;
 };
 
-std::atomic<int> total_calls_by_getters{0};
 
 class Cart {
 public:
