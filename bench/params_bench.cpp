@@ -1,5 +1,6 @@
 // Cost of a method site (params.hpp), next to the zone it extends
 // (BM_Zone_Idle, BM_Zone_Recorded in zone_bench.cpp, same run):
+// - BM_Method_Plain: the same method without its site (the floor).
 // - BM_Method_Idle: no session records methods.
 // - BM_Method_FilteredOut: a session with specs whose filter rejects the thread.
 // - BM_Method_Recorded_NoParams: recorded, no spec applies (timing only).
@@ -33,6 +34,11 @@ public:
         total_ += qty;
         benchmark::ClobberMemory();
     }
+    // The same method without its site: BM_Method_Idle's floor.
+    __attribute__((always_inline)) inline void add_plain(const Item&, const std::string&, int qty) {
+        total_ += qty;
+        benchmark::ClobberMemory();
+    }
     int total() const { return total_; }
 
 private:
@@ -58,6 +64,16 @@ void run(benchmark::State& state) {
     for (auto _ : state) cart.add(item, note, ++qty & 7);
     benchmark::DoNotOptimize(cart.total());
 }
+
+void BM_Method_Plain(benchmark::State& state) {
+    Cart cart;
+    const Item item{"SKU-0001-ABCDEFGH", 9.5};
+    const std::string note = "deliver to the back door, ring twice";
+    int qty = 0;
+    for (auto _ : state) cart.add_plain(item, note, ++qty & 7);
+    benchmark::DoNotOptimize(cart.total());
+}
+BENCHMARK(BM_Method_Plain);
 
 void BM_Method_Idle(benchmark::State& state) { run(state); }
 BENCHMARK(BM_Method_Idle);

@@ -56,13 +56,12 @@ struct binding_entry {
     match_mode match = match_mode::subclasses;
     std::shared_ptr<const signature> selector;  ///< for the receiver check
     std::shared_ptr<const bound_chain> chain;   ///< runtime
-    const session_param_log* log = nullptr;     ///< the session it belongs to (identity only)
+    std::uint64_t specs_version = 0;            ///< the spec set it came from (slot_specs::version)
 
-    /// Same spec of the same session applied the same way.
+    /// Same spec of the same spec set applied the same way.
     bool same_as(const binding_entry& o) const noexcept {
         return slot == o.slot && spec == o.spec && source == o.source && param == o.param &&
-               compiled == o.compiled && value_bytes == o.value_bytes && cpu == o.cpu && match == o.match &&
-               log == o.log;
+               compiled == o.compiled && specs_version == o.specs_version;
     }
 };
 
@@ -135,8 +134,10 @@ public:
     }
 
     /// Host thread: which entries of `b` apply to a call on a receiver of
-    /// dynamic type `receiver` (cached per type).
-    std::uint64_t entries_for(const site_binding& b, const std::type_info& receiver) noexcept {
+    /// dynamic type `receiver` whose static type (the site's class) is
+    /// `declared` (cached per dynamic type).
+    std::uint64_t entries_for(const site_binding& b, const std::type_info& receiver,
+                              const std::type_info& declared) noexcept {
         for (const auto& slot : b.cache) {
             const site_binding::receiver_mask* m = slot.load(std::memory_order_acquire);
             if (m == nullptr) break;
@@ -144,7 +145,7 @@ public:
         }
         std::lock_guard<std::mutex> lock(mutex_);
         try {
-            const std::uint64_t mask = receiver_mask_locked(b, receiver);
+            const std::uint64_t mask = receiver_mask_locked(b, receiver == declared ? nullptr : &receiver);
             for (auto& slot : b.cache) {
                 if (slot.load(std::memory_order_relaxed) != nullptr) continue;
                 b.cache_storage.push_back(std::make_unique<site_binding::receiver_mask>(
@@ -234,7 +235,7 @@ private:
             }
         }
         if (receiver != nullptr && b->receiver_dependent) {  // one receiver type: decide now
-            b->fixed_mask = receiver_mask_locked(*b, *receiver);
+            b->fixed_mask = receiver_mask_locked(*b, nullptr);
             b->receiver_dependent = false;
         }
         // Unchanged for this site (another session's specs changed): keep the old one.
@@ -264,7 +265,7 @@ private:
         e.value_bytes = specs.value_bytes;
         e.cpu = a.spec.data_cpu;
         e.match = a.spec.match;
-        e.log = logs_[specs.slot].get();
+        e.specs_version = specs.version;
         e.receiver_dependent = s.has_receiver;
         if (e.receiver_dependent) e.selector = std::make_shared<const signature>(a.spec.method);
         (void)info;
@@ -283,8 +284,11 @@ private:
         b.entries.push_back(std::move(e));
     }
 
-    std::uint64_t receiver_mask_locked(const site_binding& b, const std::type_info& receiver) {
-        const std::string r = reflected_name(receiver);
+    // `receiver`: the dynamic type when it differs from the site's class, null
+    // when it is the site's class — then the class as the site's signature
+    // writes it (D) stands for it, whatever the compiler calls it.
+    std::uint64_t receiver_mask_locked(const site_binding& b, const std::type_info* receiver) {
+        const std::string r = receiver != nullptr ? reflected_name(*receiver) : std::string();
         std::uint64_t mask = b.fixed_mask;
         for (std::size_t i = 0; i < b.entries.size(); ++i) {
             const binding_entry& e = b.entries[i];

@@ -3,6 +3,7 @@
 // spec ids taken from the session's log (param_log.hpp).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -29,6 +30,7 @@ struct active_spec {
 /// The specs of one session slot at one moment. Immutable once published.
 struct slot_specs {
     int slot = -1;
+    std::uint64_t version = 0;  ///< unique per compiled set in the process (bindings compare it)
     std::uint32_t value_bytes = 256;
     std::vector<active_spec> specs;
 };
@@ -45,7 +47,9 @@ inline std::shared_ptr<slot_specs> compile_param_specs(const std::string& sessio
     } catch (const param_spec_error& e) {
         throw error("session '" + session_name + "': " + e.what());
     }
+    static std::atomic<std::uint64_t> versions{0};
     auto out = std::make_shared<slot_specs>();
+    out->version = versions.fetch_add(1, std::memory_order_relaxed) + 1;
     out->value_bytes = static_cast<std::uint32_t>(value_bytes);
     for (param_spec& p : parsed) {
         active_spec a;

@@ -210,7 +210,7 @@ LOUPE_NOINLINE call_entry enter_method(method_site& where, const Chains& chains,
     if (binding != nullptr && (binding->slots & sessions) != 0) {
         mask = binding->fixed_mask;
         if constexpr (!std::is_void_v<Self>) {
-            if (binding->receiver_dependent) mask = registry.entries_for(*binding, receiver_type(self));
+            if (binding->receiver_dependent) mask = registry.entries_for(*binding, receiver_type(self), typeid(Self));
         }
     }
     const bool cpu = mask != 0 && evaluate_entries(*binding, mask, sessions, chains, self, args, e,
