@@ -417,6 +417,30 @@ TEST(ParamTracing, ATypeRegisteredWhileTheSessionRunsIsFoundByTheNextCall) {
     EXPECT_EQ(sink->errors().size(), 1u);
 }
 
+namespace {
+// The compiler calls this class "(anonymous namespace)::Widget"; its site
+// names it "gadgets::Widget", and specs match the site's name.
+class Widget {
+public:
+    int poke(int strength) {
+        LOUPE_METHOD("gadgets::Widget::poke(int)", strength);
+        return strength * 2;
+    }
+};
+}  // namespace
+
+TEST(ParamTracing, AReceiverOfTheSitesOwnClassMatchesAsTheSignatureNamesIt) {
+    auto sink = std::make_shared<method_recorder>();
+    auto s = loupe::start_session(method_session(sink, "method=gadgets::Widget::poke(int); param=1; match=exact"));
+    Widget w;
+    EXPECT_EQ(w.poke(21), 42);
+    s.stop();
+    const auto calls = sink->calls("gadgets::Widget::poke(int)");
+    ASSERT_EQ(calls.size(), 1u);
+    ASSERT_EQ(calls[0].values.size(), 1u);
+    EXPECT_EQ(calls[0].values[0].text, "21");
+}
+
 TEST(ParamTracing, ValuesAreCutToTheSessionsValueBudget) {
     auto sink = std::make_shared<method_recorder>();
     auto cfg = method_session(sink, "method=shop::Cart::add(Item const&,int); param=1; chain=field(sku)");
