@@ -319,28 +319,21 @@ template <int>
 LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0, std::uint64_t sessions,
                                      const metric_plan* plan, std::uint64_t cpu_begin, std::uint32_t stack_begin,
                                      std::uint16_t value_count, std::uint8_t flags) noexcept {
+    if (value_count == 0 && (flags & (method_has_cpu | method_exceptional | method_values_lost)) == 0) {
+        // Nothing but timing: the call travels as a plain zone named by its signature.
+        if (plan != nullptr) {
+            push_zone_with_metrics(&where->zone, t0, sessions, *plan);
+        } else {
+            push(&where->zone, t0, read_ticks(), sessions);
+        }
+        return;
+    }
     thread_state& ts = t_state;
     std::int64_t metric_end[max_zone_metrics];
     if (plan != nullptr) read_plan(*plan, *ts.metrics, metric_end);
     const std::uint64_t t1 = read_ticks();
     const std::uint64_t cpu_end =
         (flags & method_has_cpu) ? static_cast<std::uint64_t>(read_cpu_clock(CLOCK_THREAD_CPUTIME_ID)) : 0;
-
-    if (value_count == 0 && (flags & (method_has_cpu | method_exceptional | method_values_lost)) == 0) {
-        // Nothing but timing: the call travels as a plain zone named by its signature.
-        if (plan == nullptr) {
-            push(&where->zone, t0, t1, sessions);
-            return;
-        }
-        thread_metrics& b = *ts.metrics;
-        b.entry_top -= plan->count;
-        raw_record zone_unit[max_zone_metrics_records];
-        const std::size_t n = pack_zone_with_metrics(&where->zone, t0, t1, sessions, *plan,
-                                                     b.entry_values + b.entry_top, metric_end, zone_unit);
-        if (LOUPE_LIKELY(ts.owned_ring != nullptr) && LOUPE_LIKELY(ts.owned_ring->try_push_n(zone_unit, n))) return;
-        count_lost(ts, push_waiting(ts, sessions, [&](ring& r) { return r.try_push_n(zone_unit, n); }), sessions);
-        return;
-    }
     value_stack* stack = value_count != 0 ? ts.values : nullptr;
     const std::size_t values_bytes = stack ? stack->top - stack_begin : 0;
     const method_payload_header h{where, static_cast<std::uint32_t>(values_bytes),
