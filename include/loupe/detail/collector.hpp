@@ -328,9 +328,19 @@ inline void runtime::deliver_method_call(ring& r, const std::shared_ptr<session_
         values_at += sizeof cpu;
     }
     constexpr std::size_t max_values = max_method_payload / sizeof(encoded_value_header);
-    // Scratch of the one collector thread of the process, made once (no per-call construction).
-    static param_value values[max_values];
-    static param_value mine[max_values];
+    // Scratch of the collector, made once (no per-call construction), on the
+    // heap: in static storage it would share cache lines with data the hosts
+    // read on every call.
+    if (!method_scratch_) {
+        try {
+            method_scratch_.reset(new param_value[2 * max_values]);
+        } catch (...) {  // out of memory: the call is not delivered
+            unit.bytes = unit.received = 0;
+            return;
+        }
+    }
+    param_value* const values = method_scratch_.get();
+    param_value* const mine = values + max_values;
     std::uint8_t value_slot[max_values];
     std::size_t count = 0;
     std::uint32_t max_spec = 0;

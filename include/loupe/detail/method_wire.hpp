@@ -71,6 +71,7 @@ struct encoded_value_header {
     std::uint16_t size;
 };
 static_assert(sizeof(encoded_value_header) == 8, "encoded value header layout");
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "encode_value writes the header as a little-endian word");
 
 /// True for the kinds whose encoding carries the original size.
 constexpr bool carries_original_size(value_kind k) noexcept {
@@ -104,9 +105,12 @@ inline std::size_t encode_value(const value_writer& w, std::uint8_t slot, std::u
         const std::uint64_t bits = w.bits();
         std::memcpy(out + at, &bits, 8);
     }
-    const encoded_value_header h{slot, static_cast<std::uint8_t>(kind), static_cast<std::uint8_t>(w.truncated()), 0,
-                                 spec, static_cast<std::uint16_t>(size)};
-    std::memcpy(out, &h, sizeof h);
+    // encoded_value_header as one little-endian word, built in a register
+    // (a byte-wise aggregate goes through the stack field by field).
+    const std::uint64_t header = std::uint64_t{slot} | std::uint64_t{static_cast<std::uint8_t>(kind)} << 8 |
+                                 std::uint64_t{w.truncated()} << 16 | std::uint64_t{spec} << 32 |
+                                 std::uint64_t{size} << 48;
+    std::memcpy(out, &header, sizeof header);
     return at + size;
 }
 

@@ -545,6 +545,7 @@ private:
     std::atomic<std::uint64_t> occupied_slots_{0};
     std::atomic<std::uint64_t> ringless_dropped_[max_sessions] = {};
     std::uint64_t ringless_seen_[max_sessions] = {};  // collector only
+    std::unique_ptr<param_value[]> method_scratch_;  // collector only: decoded values of a method call
 };
 
 // ------------------------------------------------------------- the instance

@@ -13,7 +13,9 @@ namespace loupe {
 /// LOUPE_FUNCTION_PARAMS). The macros make it a function-local static,
 /// constant-initialized (no guard on the hot path).
 /// Thread-safety: the mutable members are atomics; binding takes a mutex.
-struct method_site {
+/// Cache-line aligned: every recorded call reads its binding words, so no
+/// other static data may share their line.
+struct alignas(64) method_site {
     site zone;                       ///< how the call appears: a zone named by the signature
     bool has_receiver;               ///< a member function (index 0 is `this`)
     const char* const* chain_names;  ///< compile-time chains registered at the site (LOUPE_METHOD_CHAINS)
