@@ -80,7 +80,6 @@ struct site_binding {
     std::uint64_t fixed_mask = 0;        ///< entries that apply whatever the receiver
     bool receiver_dependent = false;
     std::string site_class;   ///< D, the class whose method body holds the site
-    std::string method_name;  ///< m
     mutable std::atomic<const receiver_mask*> cache[receiver_cache_size] = {};
     mutable std::vector<std::unique_ptr<receiver_mask>> cache_storage;  // under the registry mutex
 };
@@ -172,7 +171,6 @@ private:
         if (!info.valid) return &empty_;
         auto b = std::make_unique<site_binding>();
         b->site_class = info.sig.qualified_class();
-        b->method_name = info.sig.name;
         for (int slot = 0; slot < static_cast<int>(std::size(slots_)); ++slot) {
             const slot_specs* specs = slots_[slot].get();
             if (specs == nullptr) continue;
@@ -181,7 +179,7 @@ private:
                                                     : free_function_matches(a.spec.method, info.sig);
                 if (!matches) continue;
                 auto fail = [&](std::string reason) {
-                    binding_entry e = base_entry(s, *specs, a, info);
+                    binding_entry e = base_entry(s, *specs, a);
                     e.source = entry_source::failed;
                     add(*b, std::move(e));
                     errors.push_back({logs_[slot], {&s, a.id, std::move(reason)}});
@@ -194,19 +192,19 @@ private:
                              chain_list(s));
                         continue;
                     }
-                    binding_entry e = base_entry(s, *specs, a, info);
+                    binding_entry e = base_entry(s, *specs, a);
                     e.source = entry_source::compiled;
                     e.compiled = static_cast<std::uint16_t>(i);
                     add(*b, std::move(e));
                 } else if (a.spec.param < 0) {  // timing, and the site's compile-time chains
                     for (unsigned i = 0; i < s.chain_count; ++i) {
-                        binding_entry e = base_entry(s, *specs, a, info);
+                        binding_entry e = base_entry(s, *specs, a);
                         e.source = entry_source::compiled;
                         e.compiled = static_cast<std::uint16_t>(i);
                         add(*b, std::move(e));
                     }
                     if (s.chain_count == 0) {  // no value, but the spec applies (data=cpu reads the clock)
-                        binding_entry e = base_entry(s, *specs, a, info);
+                        binding_entry e = base_entry(s, *specs, a);
                         e.source = entry_source::timing;
                         add(*b, std::move(e));
                     }
@@ -226,7 +224,7 @@ private:
                         fail("param=" + std::to_string(param) + " chain=" + a.spec.chain + ": " + r.error);
                         continue;
                     }
-                    binding_entry e = base_entry(s, *specs, a, info);
+                    binding_entry e = base_entry(s, *specs, a);
                     e.source = entry_source::runtime;
                     e.param = static_cast<std::uint8_t>(param);
                     e.chain = std::move(r.chain);
@@ -258,7 +256,7 @@ private:
         return out + ")";
     }
 
-    binding_entry base_entry(const method_site& s, const slot_specs& specs, const active_spec& a, const site_info& info) {
+    binding_entry base_entry(const method_site& s, const slot_specs& specs, const active_spec& a) {
         binding_entry e;
         e.slot = static_cast<std::uint8_t>(specs.slot);
         e.spec = a.id;
@@ -268,7 +266,6 @@ private:
         e.specs_version = specs.version;
         e.receiver_dependent = s.has_receiver;
         if (e.receiver_dependent) e.selector = std::make_shared<const signature>(a.spec.method);
-        (void)info;
         return e;
     }
 
