@@ -71,7 +71,7 @@ public:
     /// Producer (owning thread) only. False when full. Takes the fields as
     /// scalars so callers keep them in registers and store them once, here.
     bool try_push(const site* where, std::uint64_t t0, std::uint64_t t1, std::uint64_t sessions) noexcept {
-        std::uint64_t h = head_.load(std::memory_order_relaxed);
+        const std::uint64_t h = producer_head_;
         if (LOUPE_UNLIKELY(h - cached_tail_ >= capacity_)) {
             cached_tail_ = tail_.load(std::memory_order_acquire);
             if (h - cached_tail_ >= capacity_) return false;
@@ -81,20 +81,20 @@ public:
         slot.t0 = t0;
         slot.t1 = t1;
         slot.sessions = sessions;
-        head_.store(h + 1, std::memory_order_release);
+        publish(h + 1);
         return true;
     }
 
     /// Producer only: appends `n` records as one unit (the collector sees all
     /// or none of them). False when they do not fit now.
     bool try_push_n(const raw_record* records, std::size_t n) noexcept {
-        std::uint64_t h = head_.load(std::memory_order_relaxed);
+        const std::uint64_t h = producer_head_;
         if (h + n - cached_tail_ > capacity_) {
             cached_tail_ = tail_.load(std::memory_order_acquire);
             if (h + n - cached_tail_ > capacity_) return false;
         }
         for (std::size_t i = 0; i < n; ++i) slots_[(h + i) & mask_] = records[i];
-        head_.store(h + n, std::memory_order_release);
+        publish(h + n);
         return true;
     }
 
@@ -102,7 +102,7 @@ public:
     /// inside), to be filled in place and published with `commit(n)`; null
     /// when they do not fit now or would wrap (then use try_push_n).
     raw_record* try_reserve(std::size_t n) noexcept {
-        const std::uint64_t h = head_.load(std::memory_order_relaxed);
+        const std::uint64_t h = producer_head_;
         if ((h & mask_) + n > capacity_) return nullptr;
         if (h + n - cached_tail_ > capacity_) {
             cached_tail_ = tail_.load(std::memory_order_acquire);
@@ -112,7 +112,7 @@ public:
     }
     /// Producer only: publishes the `n` slots try_reserve(n) gave.
     void commit(std::size_t n) noexcept {
-        head_.store(head_.load(std::memory_order_relaxed) + n, std::memory_order_release);
+        publish(producer_head_ + n);
     }
 
     /// Producer only: counts one event lost for each session in `sessions`.
@@ -150,6 +150,7 @@ public:
     /// Reuse by a new thread: the collector calls this after the ring was
     /// retired and drained, with no producer attached.
     void reset_for_reuse() noexcept {
+        producer_head_ = 0;
         head_.store(0, std::memory_order_relaxed);
         tail_.store(0, std::memory_order_relaxed);
         cached_tail_ = 0;
@@ -202,15 +203,26 @@ public:
     } collector_zone_metrics;
 
 private:
-    // Producer and consumer indices on their own cache lines.
-    alignas(64) std::atomic<std::uint64_t> head_{0};
+    // Producer only: the next head, published to the collector.
+    void publish(std::uint64_t h) noexcept {
+        producer_head_ = h;
+        head_.store(h, std::memory_order_release);
+    }
+
+    // Each line below is written by one side only, so neither side's reads
+    // wait for the other's writes: the producer's own copy of the head and
+    // the last tail it saw; the published head (the producer only stores to
+    // it); the tail (the collector's); the geometry (read-only); the drop
+    // counters (the producer's, read by the collector now and then).
+    alignas(64) std::uint64_t producer_head_ = 0;
     std::uint64_t cached_tail_ = 0;
+    alignas(64) std::atomic<std::uint64_t> head_{0};
     alignas(64) std::atomic<std::uint64_t> tail_{0};
     alignas(64) const std::size_t capacity_;
     const std::size_t mask_;
     raw_record* const slots_;
-    std::atomic<std::uint64_t> dropped_[max_sessions] = {};
-    mutable std::mutex name_mutex_;
+    alignas(64) std::atomic<std::uint64_t> dropped_[max_sessions] = {};
+    alignas(64) mutable std::mutex name_mutex_;
     std::string name_;
     std::atomic<std::uint32_t> name_version_{0};
 };
