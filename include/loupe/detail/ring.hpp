@@ -72,10 +72,7 @@ public:
     /// scalars so callers keep them in registers and store them once, here.
     bool try_push(const site* where, std::uint64_t t0, std::uint64_t t1, std::uint64_t sessions) noexcept {
         const std::uint64_t h = producer_head_;
-        if (LOUPE_UNLIKELY(h - cached_tail_ >= capacity_)) {
-            cached_tail_ = tail_.load(std::memory_order_acquire);
-            if (h - cached_tail_ >= capacity_) return false;
-        }
+        if (LOUPE_UNLIKELY(!fits(h, 1))) return false;
         raw_record& slot = slots_[h & mask_];
         slot.where = where;
         slot.t0 = t0;
@@ -89,10 +86,7 @@ public:
     /// or none of them). False when they do not fit now.
     bool try_push_n(const raw_record* records, std::size_t n) noexcept {
         const std::uint64_t h = producer_head_;
-        if (h + n - cached_tail_ > capacity_) {
-            cached_tail_ = tail_.load(std::memory_order_acquire);
-            if (h + n - cached_tail_ > capacity_) return false;
-        }
+        if (!fits(h, n)) return false;
         for (std::size_t i = 0; i < n; ++i) slots_[(h + i) & mask_] = records[i];
         publish(h + n);
         return true;
@@ -103,17 +97,17 @@ public:
     /// when they do not fit now or would wrap (then use try_push_n).
     raw_record* try_reserve(std::size_t n) noexcept {
         const std::uint64_t h = producer_head_;
-        if ((h & mask_) + n > capacity_) return nullptr;
-        if (h + n - cached_tail_ > capacity_) {
-            cached_tail_ = tail_.load(std::memory_order_acquire);
-            if (h + n - cached_tail_ > capacity_) return nullptr;
-        }
+        if ((h & mask_) + n > capacity_ || !fits(h, n)) return nullptr;
         return &slots_[h & mask_];
     }
     /// Producer only: publishes the `n` slots try_reserve(n) gave.
     void commit(std::size_t n) noexcept {
         publish(producer_head_ + n);
     }
+
+    /// Producer only: the next push looks at the collector's tail again even
+    /// if the ring was full a moment ago (for a producer that waits for room).
+    void recheck_room() noexcept { full_skips_ = 0; }
 
     /// Producer only: counts one event lost for each session in `sessions`.
     void count_dropped(std::uint64_t sessions) noexcept {
@@ -151,6 +145,7 @@ public:
     /// retired and drained, with no producer attached.
     void reset_for_reuse() noexcept {
         producer_head_ = 0;
+        full_skips_ = 0;
         head_.store(0, std::memory_order_relaxed);
         tail_.store(0, std::memory_order_relaxed);
         cached_tail_ = 0;
@@ -203,6 +198,24 @@ public:
     } collector_zone_metrics;
 
 private:
+    // While the ring is full, the producer drops this many events between two
+    // looks at the collector's tail: an overloaded producer then drops
+    // without fetching the collector's cache line for every event.
+    static constexpr unsigned full_skip_events = 15;
+
+    // Producer only: true if `n` records fit after head `h`.
+    bool fits(std::uint64_t h, std::size_t n) noexcept {
+        if (LOUPE_LIKELY(h + n - cached_tail_ <= capacity_)) return true;
+        if (full_skips_ != 0) {
+            --full_skips_;
+            return false;
+        }
+        cached_tail_ = tail_.load(std::memory_order_acquire);
+        if (h + n - cached_tail_ <= capacity_) return true;
+        full_skips_ = full_skip_events;
+        return false;
+    }
+
     // Producer only: the next head, published to the collector.
     void publish(std::uint64_t h) noexcept {
         producer_head_ = h;
@@ -216,6 +229,7 @@ private:
     // counters (the producer's, read by the collector now and then).
     alignas(64) std::uint64_t producer_head_ = 0;
     std::uint64_t cached_tail_ = 0;
+    unsigned full_skips_ = 0;
     alignas(64) std::atomic<std::uint64_t> head_{0};
     alignas(64) std::atomic<std::uint64_t> tail_{0};
     alignas(64) const std::size_t capacity_;

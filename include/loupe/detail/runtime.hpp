@@ -659,6 +659,7 @@ push_outcome push_waiting(thread_state& ts, std::uint64_t sessions, TryPush&& tr
     if (sessions & g_hot.block_slots.load(std::memory_order_relaxed)) {
         runtime& owner = rt();
         for (unsigned spin = 0; owner.collector_running(); ++spin) {
+            rg.recheck_room();
             if (try_push(rg)) return push_outcome::pushed;
             if (!(sessions & g_hot.block_slots.load(std::memory_order_relaxed))) break;
             if (spin < 64) {
