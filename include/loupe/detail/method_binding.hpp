@@ -29,6 +29,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "loupe/detail/cache_line.hpp"
 #include "loupe/detail/class_graph.hpp"
 #include "loupe/detail/param_log.hpp"
 #include "loupe/detail/param_signature.hpp"
@@ -67,7 +68,7 @@ struct binding_entry {
 
 /// The entries of one site for one generation of specs. Immutable, except for
 /// the receiver cache (append-only, atomics).
-struct site_binding {
+struct alignas(64) site_binding {
     static constexpr unsigned max_entries = 64;
     static constexpr unsigned receiver_cache_size = 8;
     struct receiver_mask {
@@ -75,7 +76,7 @@ struct site_binding {
         std::uint64_t mask;
     };
 
-    std::vector<binding_entry> entries;  ///< ordered by (slot, spec, chain)
+    std::vector<binding_entry, cache_line_allocator<binding_entry>> entries;  ///< ordered by (slot, spec, chain)
     std::uint64_t slots = 0;             ///< sessions with at least one entry
     std::uint64_t fixed_mask = 0;        ///< entries that apply whatever the receiver
     bool receiver_dependent = false;

@@ -52,6 +52,10 @@ struct method_cpu_times {
     std::uint64_t end_ns;
 };
 
+/// The most encoded-value bytes one call carries.
+inline constexpr std::size_t max_method_values =
+    max_method_payload - sizeof(method_payload_header) - sizeof(method_cpu_times);
+
 /// The payload bytes a unit whose payload starts with `h` takes.
 inline std::size_t method_payload_size(const method_payload_header& h) noexcept {
     const std::size_t n = sizeof h + ((h.flags & method_has_cpu) ? sizeof(method_cpu_times) : 0) + h.values_bytes;
@@ -95,9 +99,7 @@ inline std::size_t encode_value(const value_writer& w, std::uint8_t slot, std::u
         at += sizeof original;
         if (kind != value_kind::redacted) {
             size = w.text_size();
-            if (size != 0 && reinterpret_cast<const unsigned char*>(w.buffer()) != out + at) {
-                std::memmove(out + at, w.buffer(), size);
-            }
+            if (reinterpret_cast<const unsigned char*>(w.buffer()) != out + at) short_move(out + at, w.buffer(), size);
         }
     } else if (!is_status(kind)) {
         size = 8;
@@ -141,7 +143,7 @@ inline std::size_t decode_value(const unsigned char* in, std::size_t n, param_va
 
 /// A thread's values of the calls it is inside, innermost last. Bounded:
 /// values of calls nested beyond its capacity are left out (flagged).
-struct value_stack {
+struct alignas(64) value_stack {
     static constexpr std::size_t capacity = 32 * 1024;
     std::size_t top = 0;
     alignas(8) unsigned char bytes[capacity];

@@ -30,6 +30,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <tuple>
 #include <type_traits>
@@ -41,6 +42,7 @@
 #include "loupe/detail/metric_plan.hpp"
 #include "loupe/detail/pull_sources.hpp"
 #include "loupe/detail/runtime.hpp"
+#include "loupe/detail/short_move.hpp"
 #include "loupe/detail/thread_state.hpp"
 #include "loupe/detail/uncaught_exceptions.hpp"
 #include "loupe/params/chain.hpp"
@@ -151,38 +153,35 @@ bool evaluate_entries(const site_binding& binding, std::uint64_t mask, std::uint
     thread_state& ts = t_state;
     value_stack* stack = thread_value_stack(ts);
     e.stack_begin = stack ? static_cast<std::uint32_t>(stack->top) : 0;
+    unsigned char* at = stack ? stack->bytes + stack->top : nullptr;
+    // The call's values end within the value stack and within one unit's payload.
+    const unsigned char* const limit =
+        stack ? stack->bytes + std::min(value_stack::capacity, stack->top + max_method_values) : nullptr;
     const void* const addresses[] = {self, static_cast<const void*>(&std::get<I>(args))...};
     bool cpu = false;
+    ++ts.in_chain;  // methods the chains call are not traced
     for (; mask != 0; mask &= mask - 1) {
         const binding_entry& entry = binding.entries[static_cast<std::size_t>(__builtin_ctzll(mask))];
         if (!(sessions >> entry.slot & 1)) continue;
         cpu = cpu || entry.cpu;
         if (entry.source == entry_source::timing) continue;
-        if (stack == nullptr) {
-            e.flags |= method_values_lost;
-            continue;
-        }
-        const std::size_t used = stack->top - e.stack_begin;
-        const std::size_t room = std::min(value_stack::capacity - stack->top,
-                                          max_method_payload - sizeof(method_payload_header) -
-                                              sizeof(method_cpu_times) - used);
+        const std::size_t room = static_cast<std::size_t>(limit - at);  // 0 without a stack
         if (room < encoded_text_offset + 8 || e.value_count == 0xFFFF) {
             e.flags |= method_values_lost;
             continue;
         }
-        unsigned char* at = stack->bytes + stack->top;
         value_writer out(reinterpret_cast<char*>(at + encoded_text_offset),
                          std::min<std::size_t>(entry.value_bytes, room - encoded_text_offset));
-        ++ts.in_chain;
         switch (entry.source) {
             case entry_source::compiled: chains.evaluate(entry.compiled, self, args, out); break;
             case entry_source::runtime: entry.chain->evaluate(addresses[entry.param], out); break;
             default: out.fail(value_kind::enable_failed); break;
         }
-        --ts.in_chain;
-        stack->top += encode_value(out, entry.slot, static_cast<std::uint16_t>(entry.spec), at);
+        at += encode_value(out, entry.slot, static_cast<std::uint16_t>(entry.spec), at);
         ++e.value_count;
     }
+    --ts.in_chain;
+    if (stack) stack->top = static_cast<std::size_t>(at - stack->bytes);
     return cpu;
 }
 
@@ -311,10 +310,63 @@ LOUPE_ALWAYS_INLINE method_scope_builder<Chains, Self> method_scope_for(method_s
 
 namespace detail {
 
+// What a recorded call's exit packs into its ring unit.
+struct method_exit {
+    const method_site* where;
+    std::uint64_t t0, t1, sessions;
+    const metric_plan* plan;        ///< with metric_end: the call's deltas (null: none)
+    const std::int64_t* metric_end;
+    std::uint64_t cpu_begin, cpu_end;
+    const unsigned char* values;    ///< the call's encoded values on the value stack
+    std::uint32_t values_bytes;
+    std::uint16_t value_count;
+    std::uint8_t flags;
+    std::size_t delta_records, payload;  ///< unit layout: deltas, header record, payload bytes
+    std::size_t records() const noexcept { return delta_records + 1 + (payload + sizeof(raw_record) - 1) / sizeof(raw_record); }
+};
+
+// Writes the unit of `x` (its metric deltas, the header record, the payload)
+// at `out`, which has room for x.records().
+inline void pack_method_unit(const method_exit& x, thread_state& ts, raw_record* out) noexcept {
+    if (x.plan != nullptr) {
+        const thread_metrics& b = *ts.metrics;
+        pack_metric_deltas(x.sessions, *x.plan, b.entry_values + b.entry_top - x.plan->count, x.metric_end, out);
+    }
+    out[x.delta_records] = raw_record{&method_call_marker, x.t0, x.t1, x.sessions};
+    auto* bytes = reinterpret_cast<unsigned char*>(out + x.delta_records + 1);
+    // The payload's last record is zeroed first, so its padding reads as zeros.
+    const std::size_t payload_records = (x.payload + sizeof(raw_record) - 1) / sizeof(raw_record);
+    out[x.delta_records + payload_records] = raw_record{};
+    const method_payload_header h{x.where, x.values_bytes, x.value_count, x.flags, 0};
+    std::memcpy(bytes, &h, sizeof h);
+    std::size_t at = sizeof h;
+    if (x.flags & method_has_cpu) {
+        const method_cpu_times cpu{x.cpu_begin, x.cpu_end};
+        std::memcpy(bytes + at, &cpu, sizeof cpu);
+        at += sizeof cpu;
+    }
+    short_move(bytes + at, x.values, x.values_bytes);
+}
+
+// The unit of `x` when it does not fit in place (no ring yet, the ring
+// wraps here, or it is full): packed on the stack, pushed or counted lost.
+template <int = 0>
+LOUPE_NOINLINE void push_method_unit_slow(const method_exit& x, thread_state& ts) noexcept {
+    constexpr std::size_t max_records =
+        max_zone_metrics_records + 1 + (max_method_payload + sizeof(raw_record) - 1) / sizeof(raw_record);
+    raw_record unit[max_records];
+    pack_method_unit(x, ts, unit);
+    const std::size_t n = x.records();
+    const push_outcome outcome =
+        push_waiting(ts, x.sessions, [&](ring& r) { return r.capacity() >= n && r.try_push_n(unit, n); });
+    count_lost(ts, outcome, x.sessions);
+}
+
 // Exit of a recorded call: reads the metrics, the exit ticks and the CPU
 // clock first, takes the call's values off the value stack and pushes the
-// call as one unit (after its metric deltas, if any). A call that carries
-// nothing but its timing is pushed as a plain zone (one record).
+// call as one unit (after its metric deltas, if any), in place in the ring
+// when it fits. A call that carries nothing but its timing is pushed as a
+// plain zone (one record).
 template <int>
 LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0, std::uint64_t sessions,
                                      const metric_plan* plan, std::uint64_t cpu_begin, std::uint32_t stack_begin,
@@ -331,51 +383,29 @@ LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0,
     thread_state& ts = t_state;
     std::int64_t metric_end[max_zone_metrics];
     if (plan != nullptr) read_plan(*plan, *ts.metrics, metric_end);
-    const std::uint64_t t1 = read_ticks();
-    const std::uint64_t cpu_end =
-        (flags & method_has_cpu) ? static_cast<std::uint64_t>(read_cpu_clock(CLOCK_THREAD_CPUTIME_ID)) : 0;
+    method_exit x;
+    x.t1 = read_ticks();
+    x.cpu_end = (flags & method_has_cpu) ? static_cast<std::uint64_t>(read_cpu_clock(CLOCK_THREAD_CPUTIME_ID)) : 0;
     value_stack* stack = value_count != 0 ? ts.values : nullptr;
-    const std::size_t values_bytes = stack ? stack->top - stack_begin : 0;
-    const method_payload_header h{where, static_cast<std::uint32_t>(values_bytes),
-                                  stack ? value_count : std::uint16_t{0}, flags, 0};
-    const std::size_t payload = method_payload_size(h);
-    const std::size_t payload_records = (payload + sizeof(raw_record) - 1) / sizeof(raw_record);
-    const std::size_t delta_records = plan != nullptr ? metric_delta_records(*plan) : 0;
-    const std::size_t n = delta_records + 1 + payload_records;
-    // Writes the unit (deltas, header record, payload) at `out`.
-    auto pack = [&](raw_record* out) noexcept {
-        if (plan != nullptr) {
-            thread_metrics& b = *ts.metrics;
-            pack_metric_deltas(sessions, *plan, b.entry_values + b.entry_top - plan->count, metric_end, out);
-        }
-        out[delta_records] = raw_record{&method_call_marker, t0, t1, sessions};
-        auto* bytes = reinterpret_cast<unsigned char*>(out + delta_records + 1);
-        std::memcpy(bytes, &h, sizeof h);
-        std::size_t at = sizeof h;
-        if (flags & method_has_cpu) {
-            const method_cpu_times cpu{cpu_begin, cpu_end};
-            std::memcpy(bytes + at, &cpu, sizeof cpu);
-            at += sizeof cpu;
-        }
-        if (values_bytes != 0) std::memcpy(bytes + at, stack->bytes + stack_begin, values_bytes);
-        std::memset(bytes + payload, 0, payload_records * sizeof(raw_record) - payload);
-    };
-    bool pushed = false;
-    if (LOUPE_LIKELY(ts.owned_ring != nullptr)) {
-        if (raw_record* slots = ts.owned_ring->try_reserve(n)) {  // in place: no copy
-            pack(slots);
-            ts.owned_ring->commit(n);
-            pushed = true;
-        }
-    }
-    if (!pushed) {  // no ring yet, the ring wraps here, or it is full
-        constexpr std::size_t max_records =
-            max_zone_metrics_records + 1 + (max_method_payload + sizeof(raw_record) - 1) / sizeof(raw_record);
-        raw_record unit[max_records];
-        pack(unit);
-        const push_outcome outcome =
-            push_waiting(ts, sessions, [&](ring& r) { return r.capacity() >= n && r.try_push_n(unit, n); });
-        count_lost(ts, outcome, sessions);
+    x.where = where;
+    x.t0 = t0;
+    x.sessions = sessions;
+    x.plan = plan;
+    x.metric_end = metric_end;
+    x.cpu_begin = cpu_begin;
+    x.values = stack ? stack->bytes + stack_begin : nullptr;
+    x.values_bytes = stack ? static_cast<std::uint32_t>(stack->top - stack_begin) : 0;
+    x.value_count = stack ? value_count : std::uint16_t{0};
+    x.flags = flags;
+    x.delta_records = plan != nullptr ? metric_delta_records(*plan) : 0;
+    x.payload = method_payload_size(method_payload_header{where, x.values_bytes, x.value_count, flags, 0});
+    const std::size_t n = x.records();
+    raw_record* slots = LOUPE_LIKELY(ts.owned_ring != nullptr) ? ts.owned_ring->try_reserve(n) : nullptr;
+    if (LOUPE_LIKELY(slots != nullptr)) {  // in place: no copy
+        pack_method_unit(x, ts, slots);
+        ts.owned_ring->commit(n);
+    } else {
+        push_method_unit_slow(x, ts);
     }
     if (plan != nullptr) ts.metrics->entry_top -= plan->count;
     if (stack) stack->top = stack_begin;

@@ -18,6 +18,9 @@
 #include <string_view>
 #include <type_traits>
 
+#include "loupe/config.hpp"
+#include "loupe/detail/short_move.hpp"
+
 namespace loupe {
 
 /// What a traced value holds. Kinds below `null_value` carry a value; the
@@ -203,9 +206,9 @@ private:
         truncated_ = 0;
         original_size_ = 0;
     }
-    void text(value_kind k, std::string_view s, std::size_t original_size) noexcept {
+    LOUPE_ALWAYS_INLINE void text(value_kind k, std::string_view s, std::size_t original_size) noexcept {
         const std::string_view kept = utf8_prefix(s, capacity_);
-        if (kept.data() != buffer_ && !kept.empty()) std::memmove(buffer_, kept.data(), kept.size());
+        if (kept.data() != buffer_) detail::short_move(buffer_, kept.data(), kept.size());
         kind_ = static_cast<std::uint32_t>(k);
         bits_ = 0;
         text_size_ = kept.size();
