@@ -721,3 +721,93 @@ TEST(ParamTracing, SetParamsRejectsBadTextAndKeepsTheOldSpecs) {
     EXPECT_EQ(calls[0].values[0].text, "1.5");
     EXPECT_THROW(s.set_params(""), loupe::error);  // not running any more
 }
+
+TEST(ParamTracing, ACallWithoutValuesLeftByAnExceptionIsMarked) {
+    // No spec applies to fail(int): the call is timed like a zone, and still
+    // says that it left by an exception.
+    auto sink = std::make_shared<method_recorder>();
+    auto s = loupe::start_session(method_session(sink, "method=shop::price(Item const*); param=1"));
+    shop::Cart cart;
+    EXPECT_THROW(cart.fail(3), std::runtime_error);
+    cart.add(shop::Item{"B", 1}, 1);
+    s.stop();
+    const auto failed = sink->calls("shop::Cart::fail(int)");
+    ASSERT_EQ(failed.size(), 1u);
+    EXPECT_TRUE(failed[0].exceptional);
+    EXPECT_TRUE(failed[0].values.empty());
+    const auto added = sink->calls("shop::Cart::add(Item const&,int)");
+    ASSERT_EQ(added.size(), 1u);
+    EXPECT_FALSE(added[0].exceptional);
+}
+
+TEST(ParamTracing, TwoSessionsWithSpecsOnOneSiteEachGetTheirOwnValues) {
+    auto first = std::make_shared<method_recorder>();
+    auto second = std::make_shared<method_recorder>();
+    auto a = loupe::start_session(method_session(first, "method=shop::Cart::add(Item const&,int); param=1; chain=field(sku)"));
+    auto second_cfg = method_session(second, "method=shop::Cart::add(Item const&,int); param=2");
+    second_cfg.filter = R"(user == "carol")";
+    auto b = loupe::start_session(second_cfg);
+    std::thread([] {  // recorded by the first session only
+        shop::Cart cart;
+        cart.add(shop::Item{"ONLY-A", 1}, 4);
+    }).join();
+    std::thread([] {  // recorded by both
+        loupe::field_scope user(loupe::context_field::user, "carol");
+        shop::Cart cart;
+        cart.add(shop::Item{"BOTH", 1}, 6);
+    }).join();
+    a.stop();
+    b.stop();
+    const auto a_calls = first->calls("shop::Cart::add(Item const&,int)");
+    ASSERT_EQ(a_calls.size(), 2u);
+    for (const auto& c : a_calls) ASSERT_EQ(c.values.size(), 1u);
+    EXPECT_EQ(a_calls[0].values[0].text, "ONLY-A");
+    EXPECT_EQ(a_calls[1].values[0].text, "BOTH");
+    const auto b_calls = second->calls("shop::Cart::add(Item const&,int)");
+    ASSERT_EQ(b_calls.size(), 1u);
+    ASSERT_EQ(b_calls[0].values.size(), 1u);
+    EXPECT_EQ(b_calls[0].values[0].kind, loupe::value_kind::integer);
+    EXPECT_EQ(b_calls[0].values[0].text, "6");
+}
+
+namespace nesting {
+
+// Each call keeps its value on the thread's value stack until it returns.
+int descend(const std::string& label, int depth) {
+    LOUPE_FUNCTION_PARAMS("nesting::descend(std::string const&,int)", label, depth);
+    return depth == 0 ? 0 : 1 + descend(label, depth - 1);
+}
+
+}  // namespace nesting
+
+TEST(ParamTracing, CallsNestedBeyondTheValueStackAreRecordedWithTheValuesThatFit) {
+    // 4 KiB values, 200 calls deep: far more than the thread's 32 KiB value
+    // stack holds. Every call is still recorded; the outer ones carry their
+    // value whole, the ones that find no room carry none.
+    auto sink = std::make_shared<method_recorder>();
+    auto cfg = method_session(sink, "method=nesting::descend(std::string const&,int); param=1");
+    cfg.param_value_bytes = 4096;
+    cfg.overflow = loupe::overflow_policy::block;  // 200 units of 3 KB: none may be dropped
+    auto s = loupe::start_session(cfg);
+    const std::string label(3000, 'x');
+    std::thread([&label] { EXPECT_EQ(nesting::descend(label, 199), 199); }).join();
+    s.stop();
+    const auto calls = sink->calls("nesting::descend(std::string const&,int)");
+    ASSERT_EQ(calls.size(), 200u);
+    std::size_t whole = 0, cut = 0;
+    for (const auto& c : calls) {
+        if (c.values.empty()) continue;
+        ASSERT_EQ(c.values.size(), 1u);
+        if (c.values[0].truncated) {  // the call that found part of the room
+            ++cut;
+            EXPECT_EQ(c.values[0].original_size, label.size());
+        } else {
+            ++whole;
+            EXPECT_EQ(c.values[0].text, label);
+        }
+    }
+    EXPECT_EQ(whole, 32u * 1024 / (3000 + 12));  // header, original size, text
+    EXPECT_LE(cut, 1u);
+    EXPECT_EQ(calls.front().values.size(), 1u);  // the outermost call
+    EXPECT_TRUE(calls.back().values.empty());    // the innermost
+}

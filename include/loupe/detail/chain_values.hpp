@@ -209,7 +209,7 @@ namespace loupe {
 template <>
 struct traceable<detail::text_piece> {
     static constexpr bool defined = true;
-    static void write(const detail::text_piece& t, value_writer& out) noexcept {
+    LOUPE_ALWAYS_INLINE static void write(const detail::text_piece& t, value_writer& out) noexcept {
         out.write_string(t.text, t.original_size);
     }
 };

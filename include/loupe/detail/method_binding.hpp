@@ -31,6 +31,7 @@
 
 #include "loupe/detail/cache_line.hpp"
 #include "loupe/detail/class_graph.hpp"
+#include "loupe/detail/method_wire.hpp"
 #include "loupe/detail/param_log.hpp"
 #include "loupe/detail/param_signature.hpp"
 #include "loupe/detail/param_specs.hpp"
@@ -80,6 +81,15 @@ struct alignas(64) site_binding {
     std::uint64_t slots = 0;             ///< sessions with at least one entry
     std::uint64_t fixed_mask = 0;        ///< entries that apply whatever the receiver
     bool receiver_dependent = false;
+    /// Every entry applies whatever the receiver, none asks for data=cpu and
+    /// all their values fit one unit: a call from a thread that every session
+    /// of `slots` records evaluates them one after the other, without the
+    /// per-entry checks, when the value stack has `straight_bytes` of room.
+    bool straight = false;
+    std::size_t straight_bytes = 0;
+    /// Straight, and the entries are the site's compile-time chains 0..n-1 in
+    /// order, of one spec: evaluated inline, chain after chain.
+    bool compiled_run = false;
     std::string site_class;   ///< D, the class whose method body holds the site
     mutable std::atomic<const receiver_mask*> cache[receiver_cache_size] = {};
     mutable std::vector<std::unique_ptr<receiver_mask>> cache_storage;  // under the registry mutex
@@ -237,6 +247,7 @@ private:
             b->fixed_mask = receiver_mask_locked(*b, nullptr);
             b->receiver_dependent = false;
         }
+        mark_straight(*b, s);
         // Unchanged for this site (another session's specs changed): keep the old one.
         if (const auto* old = static_cast<const site_binding*>(s.binding.load(std::memory_order_relaxed))) {
             if (old->entries.size() == b->entries.size() &&
@@ -268,6 +279,27 @@ private:
         e.receiver_dependent = s.has_receiver;
         if (e.receiver_dependent) e.selector = std::make_shared<const signature>(a.spec.method);
         return e;
+    }
+
+    static void mark_straight(site_binding& b, const method_site& s) {
+        const std::size_t n = b.entries.size();
+        if (n == 0 || b.receiver_dependent || b.fixed_mask != (~std::uint64_t{0} >> (64 - n))) return;
+        std::size_t bytes = 0;
+        bool compiled_in_order = n == s.chain_count;
+        for (std::size_t i = 0; i < n; ++i) {
+            const binding_entry& e = b.entries[i];
+            if (e.cpu || e.source == entry_source::timing) return;
+            // The most one value encodes to: its header, the original size,
+            // then its text (at most the budget) or an 8-byte scalar.
+            bytes += encoded_text_offset + std::max<std::size_t>(e.value_bytes, 8);
+            compiled_in_order = compiled_in_order && e.source == entry_source::compiled && e.compiled == i &&
+                                e.slot == b.entries[0].slot && e.spec == b.entries[0].spec &&
+                                e.value_bytes == b.entries[0].value_bytes;
+        }
+        if (bytes > max_method_values) return;
+        b.straight = true;
+        b.straight_bytes = bytes;
+        b.compiled_run = compiled_in_order;
     }
 
     static void add(site_binding& b, binding_entry e) {

@@ -88,7 +88,7 @@ inline constexpr std::size_t encoded_text_offset = sizeof(encoded_value_header) 
 /// Encodes the value `w` holds as spec `spec` of session `slot` at `out`. Its
 /// text is already at `out + encoded_text_offset` (the writer's buffer);
 /// scalars go right after the header.
-inline std::size_t encode_value(const value_writer& w, std::uint8_t slot, std::uint16_t spec,
+LOUPE_ALWAYS_INLINE std::size_t encode_value(const value_writer& w, std::uint8_t slot, std::uint16_t spec,
                                 unsigned char* out) noexcept {
     const value_kind kind = w.kind();
     std::size_t size = 0;

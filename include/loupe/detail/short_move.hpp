@@ -7,11 +7,13 @@
 #include <cstdint>
 #include <cstring>
 
+#include "loupe/config.hpp"
+
 namespace loupe::detail {
 
 /// Copies `n` bytes from `src` to `dst`; the ranges may overlap (every load
 /// happens before the first store). Longer runs go to std::memmove.
-inline void short_move(void* dst, const void* src, std::size_t n) noexcept {
+LOUPE_ALWAYS_INLINE void short_move(void* dst, const void* src, std::size_t n) noexcept {
     auto* d = static_cast<unsigned char*>(dst);
     const auto* s = static_cast<const unsigned char*>(src);
     struct chunk {

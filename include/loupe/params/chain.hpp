@@ -329,7 +329,7 @@ constexpr detail::hash_mod hash() noexcept { return {}; }
 namespace detail {
 
 template <class V>
-void finish_chain(const V& v, value_writer& out) {
+LOUPE_ALWAYS_INLINE void finish_chain(const V& v, value_writer& out) {
     if constexpr (is_traceable_v<V>) {
         write_traceable(v, out);
     } else if constexpr (is_nullable_v<V>) {

@@ -144,29 +144,68 @@ struct call_entry {
     std::uint8_t flags;
 };
 
-// Writes the values of the entries in `mask` that belong to `sessions` onto
-// the thread's value stack; `e` gets their count, position and flags. True
+// The three ways a call's values are written onto the thread's value stack,
+// each out of line so that each is compiled as a whole: a compiled run and a
+// straight binding (site_binding::straight: every entry applies, the room is
+// checked once), or entry by entry with every check.
+
+// A compiled run: the site's chains one after the other, at `at`; returns
+// where the values end.
+template <class Chains, class Self, class Tuple, std::size_t... K>
+LOUPE_NOINLINE unsigned char* evaluate_compiled_run(const site_binding& binding, const Chains& chains,
+                                                    const Self* self, const Tuple& args, unsigned char* at,
+                                                    std::index_sequence<K...>) noexcept {
+    const binding_entry& first = binding.entries[0];
+    const std::size_t budget = first.value_bytes;
+    const auto spec = static_cast<std::uint16_t>(first.spec);
+    const auto one = [&](const auto& chain) noexcept {
+        value_writer out(reinterpret_cast<char*>(at + encoded_text_offset), budget);
+        evaluate_chain(chain, self, args, out);
+        at += encode_value(out, first.slot, spec, at);
+    };
+    (one(std::get<K>(chains.chains).chain), ...);
+    return at;
+}
+
+// A straight binding: every entry in order, at `at`; returns where the
+// values end.
+template <class Chains, class Self, class Tuple, std::size_t... I>
+LOUPE_NOINLINE unsigned char* evaluate_straight(const site_binding& binding, const Chains& chains, const Self* self,
+                                                const Tuple& args, unsigned char* at,
+                                                std::index_sequence<I...>) noexcept {
+    const void* const addresses[] = {self, static_cast<const void*>(&std::get<I>(args))...};
+    for (const binding_entry& entry : binding.entries) {
+        value_writer out(reinterpret_cast<char*>(at + encoded_text_offset), entry.value_bytes);
+        if (entry.source == entry_source::runtime) {
+            entry.chain->evaluate(addresses[entry.param], out);
+        } else if (entry.source == entry_source::compiled) {
+            chains.evaluate(entry.compiled, self, args, out);
+        } else {
+            out.fail(value_kind::enable_failed);
+        }
+        at += encode_value(out, entry.slot, static_cast<std::uint16_t>(entry.spec), at);
+    }
+    return at;
+}
+
+// Entry by entry: the entries in `mask` that belong to `sessions`, at `at`
+// and before `limit` (values that do not fit are left out and flagged).
+// `e` gets their count and flags; returns where the values end. `cpu` is set
 // if one of them wants CPU time.
 template <class Chains, class Self, class Tuple, std::size_t... I>
-bool evaluate_entries(const site_binding& binding, std::uint64_t mask, std::uint64_t sessions, const Chains& chains,
-                      const Self* self, const Tuple& args, call_entry& e, std::index_sequence<I...>) noexcept {
-    thread_state& ts = t_state;
-    value_stack* stack = thread_value_stack(ts);
-    e.stack_begin = stack ? static_cast<std::uint32_t>(stack->top) : 0;
-    unsigned char* at = stack ? stack->bytes + stack->top : nullptr;
-    // The call's values end within the value stack and within one unit's payload.
-    const unsigned char* const limit =
-        stack ? stack->bytes + std::min(value_stack::capacity, stack->top + max_method_values) : nullptr;
+LOUPE_NOINLINE unsigned char* evaluate_entries(const site_binding& binding, std::uint64_t mask, std::uint64_t sessions,
+                                               const Chains& chains, const Self* self, const Tuple& args,
+                                               unsigned char* at, const unsigned char* limit, call_entry& e, bool& cpu,
+                                               std::index_sequence<I...>) noexcept {
     const void* const addresses[] = {self, static_cast<const void*>(&std::get<I>(args))...};
-    bool cpu = false;
-    ++ts.in_chain;  // methods the chains call are not traced
+    std::uint16_t count = 0;
     for (; mask != 0; mask &= mask - 1) {
         const binding_entry& entry = binding.entries[static_cast<std::size_t>(__builtin_ctzll(mask))];
         if (!(sessions >> entry.slot & 1)) continue;
         cpu = cpu || entry.cpu;
         if (entry.source == entry_source::timing) continue;
         const std::size_t room = static_cast<std::size_t>(limit - at);  // 0 without a stack
-        if (room < encoded_text_offset + 8 || e.value_count == 0xFFFF) {
+        if (room < encoded_text_offset + 8 || count == 0xFFFF) {
             e.flags |= method_values_lost;
             continue;
         }
@@ -178,11 +217,59 @@ bool evaluate_entries(const site_binding& binding, std::uint64_t mask, std::uint
             default: out.fail(value_kind::enable_failed); break;
         }
         at += encode_value(out, entry.slot, static_cast<std::uint16_t>(entry.spec), at);
-        ++e.value_count;
+        ++count;
+    }
+    e.value_count = count;
+    return at;
+}
+
+// Writes the values of the entries in `mask` that belong to `sessions` onto
+// the thread's value stack; `e` gets their count, position and flags. True
+// if one of them wants CPU time.
+template <class Chains, class Self, class Tuple>
+bool evaluate_values(const site_binding& binding, std::uint64_t mask, std::uint64_t sessions, const Chains& chains,
+                     const Self* self, const Tuple& args, call_entry& e) noexcept {
+    thread_state& ts = t_state;
+    value_stack* stack = thread_value_stack(ts);
+    unsigned char* const begin = stack ? stack->bytes + stack->top : nullptr;
+    // The call's values end within the value stack and within one unit's payload.
+    const unsigned char* const limit =
+        stack ? stack->bytes + std::min(value_stack::capacity, stack->top + max_method_values) : nullptr;
+    constexpr auto params = std::make_index_sequence<std::tuple_size_v<Tuple>>{};
+    unsigned char* end;
+    bool cpu = false;
+    ++ts.in_chain;  // methods the chains call are not traced
+    if (binding.straight && (binding.slots & ~sessions) == 0 &&
+        static_cast<std::size_t>(limit - begin) >= binding.straight_bytes) {
+        if constexpr (Chains::count != 0) {
+            end = binding.compiled_run ? evaluate_compiled_run(binding, chains, self, args, begin,
+                                                               std::make_index_sequence<Chains::count>{})
+                                       : evaluate_straight(binding, chains, self, args, begin, params);
+        } else {
+            end = evaluate_straight(binding, chains, self, args, begin, params);
+        }
+        e.value_count = static_cast<std::uint16_t>(binding.entries.size());
+    } else {
+        end = evaluate_entries(binding, mask, sessions, chains, self, args, begin, limit, e, cpu, params);
     }
     --ts.in_chain;
-    if (stack) stack->top = static_cast<std::size_t>(at - stack->bytes);
+    if (stack) {
+        e.stack_begin = static_cast<std::uint32_t>(stack->top);
+        stack->top = static_cast<std::size_t>(end - stack->bytes);
+    }
     return cpu;
+}
+
+// True when a call some session records carries nothing but its timing: the
+// site's binding is current and has no entry for these sessions, and the
+// call is not made from a modifier. Inline in every method site: two loads
+// and the binding's session mask.
+LOUPE_ALWAYS_INLINE bool timing_only(const method_site& where, std::uint64_t sessions, const thread_state& ts) noexcept {
+    if (ts.in_chain != 0) return false;
+    if (where.bound_generation.load(std::memory_order_acquire) != g_binding_generation.load(std::memory_order_acquire))
+        return false;
+    const auto* binding = static_cast<const site_binding*>(where.binding.load(std::memory_order_acquire));
+    return binding == nullptr || (binding->slots & sessions) == 0;
 }
 
 // Entry of a call some session records: binds the site if the specs changed,
@@ -212,8 +299,7 @@ LOUPE_NOINLINE call_entry enter_method(method_site& where, const Chains& chains,
             if (binding->receiver_dependent) mask = registry.entries_for(*binding, receiver_type(self), typeid(Self));
         }
     }
-    const bool cpu = mask != 0 && evaluate_entries(*binding, mask, sessions, chains, self, args, e,
-                                                   std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+    const bool cpu = mask != 0 && evaluate_values(*binding, mask, sessions, chains, self, args, e);
     e.plan = ts.plan;
     if (LOUPE_UNLIKELY(e.plan != nullptr)) e.plan = enter_zone_metrics(e.plan);
     if (cpu) {
@@ -237,28 +323,46 @@ public:
         : where_(&where) {
         if (LOUPE_UNLIKELY(detail::armed() & kinds::methods)) {
             sessions_ = detail::sessions_for(site_kind::method);
-            if (sessions_ != 0) {
-                // The arguments are referenced only here, and the entry comes
-                // back by value: the idle path touches neither the arguments
-                // nor the scope's memory.
-                const std::tuple<Args&...> captured(args...);
-                const detail::call_entry e = detail::enter_method(where, chains, self, captured, sessions_);
-                sessions_ = e.sessions;
-                t0_ = e.t0;
-                plan_ = e.plan;
-                cpu_begin_ = e.cpu_begin;
-                stack_begin_ = e.stack_begin;
-                uncaught_ = e.uncaught;
-                value_count_ = e.value_count;
-                flags_ = e.flags;
+            if (sessions_ == 0) return;
+            detail::thread_state& ts = detail::t_state;
+            if (LOUPE_LIKELY(detail::timing_only(where, sessions_, ts))) {
+                // No spec applies: the call is timed like a zone, inline.
+                uncaught_ = detail::uncaught_exceptions(ts);
+                cpu_begin_ = 0;
+                stack_begin_ = 0;
+                value_count_ = 0;
+                flags_ = 0;
+                plan_ = ts.plan;
+                if (LOUPE_UNLIKELY(plan_ != nullptr)) plan_ = detail::enter_zone_metrics(plan_);
+                t0_ = detail::read_ticks();
+                return;
             }
+            // The arguments are referenced only here, and the entry comes
+            // back by value: the idle path touches neither the arguments
+            // nor the scope's memory.
+            const std::tuple<Args&...> captured(args...);
+            const detail::call_entry e = detail::enter_method(where, chains, self, captured, sessions_);
+            sessions_ = e.sessions;
+            t0_ = e.t0;
+            plan_ = e.plan;
+            cpu_begin_ = e.cpu_begin;
+            stack_begin_ = e.stack_begin;
+            uncaught_ = e.uncaught;
+            value_count_ = e.value_count;
+            flags_ = e.flags;
         }
     }
     LOUPE_ALWAYS_INLINE ~method_scope() {
         if (LOUPE_UNLIKELY(sessions_ != 0)) {
-            const std::uint8_t flags =
-                static_cast<std::uint8_t>(flags_ | (detail::uncaught_exceptions(detail::t_state) > uncaught_ ? detail::method_exceptional : 0));
-            detail::push_method_call(where_, t0_, sessions_, plan_, cpu_begin_, stack_begin_, value_count_, flags);
+            const std::uint8_t flags = static_cast<std::uint8_t>(
+                flags_ | (detail::uncaught_exceptions(detail::t_state) > uncaught_ ? detail::method_exceptional : 0));
+            if (value_count_ != 0 || flags != 0) {
+                detail::push_method_call(where_, t0_, sessions_, plan_, cpu_begin_, stack_begin_, value_count_, flags);
+            } else if (LOUPE_UNLIKELY(plan_ != nullptr)) {  // nothing but timing: a plain zone named by the signature
+                detail::push_zone_with_metrics(&where_->zone, t0_, sessions_, *plan_);
+            } else {
+                detail::push(&where_->zone, t0_, detail::read_ticks(), sessions_);
+            }
         }
     }
     method_scope(const method_scope&) = delete;
@@ -327,7 +431,7 @@ struct method_exit {
 
 // Writes the unit of `x` (its metric deltas, the header record, the payload)
 // at `out`, which has room for x.records().
-inline void pack_method_unit(const method_exit& x, thread_state& ts, raw_record* out) noexcept {
+LOUPE_ALWAYS_INLINE void pack_method_unit(const method_exit& x, thread_state& ts, raw_record* out) noexcept {
     if (x.plan != nullptr) {
         const thread_metrics& b = *ts.metrics;
         pack_metric_deltas(x.sessions, *x.plan, b.entry_values + b.entry_top - x.plan->count, x.metric_end, out);
@@ -365,21 +469,12 @@ LOUPE_NOINLINE void push_method_unit_slow(const method_exit& x, thread_state& ts
 // Exit of a recorded call: reads the metrics, the exit ticks and the CPU
 // clock first, takes the call's values off the value stack and pushes the
 // call as one unit (after its metric deltas, if any), in place in the ring
-// when it fits. A call that carries nothing but its timing is pushed as a
-// plain zone (one record).
+// when it fits. (A call that carries nothing but its timing never comes
+// here: method_scope pushes it as a plain zone, one record.)
 template <int>
 LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0, std::uint64_t sessions,
                                      const metric_plan* plan, std::uint64_t cpu_begin, std::uint32_t stack_begin,
                                      std::uint16_t value_count, std::uint8_t flags) noexcept {
-    if (value_count == 0 && (flags & (method_has_cpu | method_exceptional | method_values_lost)) == 0) {
-        // Nothing but timing: the call travels as a plain zone named by its signature.
-        if (plan != nullptr) {
-            push_zone_with_metrics(&where->zone, t0, sessions, *plan);
-        } else {
-            push(&where->zone, t0, read_ticks(), sessions);
-        }
-        return;
-    }
     thread_state& ts = t_state;
     std::int64_t metric_end[max_zone_metrics];
     if (plan != nullptr) read_plan(*plan, *ts.metrics, metric_end);

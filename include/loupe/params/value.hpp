@@ -157,7 +157,7 @@ public:
     void write_hash(std::uint64_t h) noexcept { scalar(value_kind::hash, h); }
     /// Text; `original_size` is the size before an earlier cut (a `truncate`
     /// modifier), or npos for "this is the whole text".
-    void write_string(std::string_view s, std::size_t original_size = std::string_view::npos) noexcept {
+    LOUPE_ALWAYS_INLINE void write_string(std::string_view s, std::size_t original_size = std::string_view::npos) noexcept {
         text(value_kind::string, s, original_size);
     }
     void write_type_name(std::string_view s) noexcept { text(value_kind::type_name, s, std::string_view::npos); }
@@ -280,7 +280,7 @@ struct traceable<T, std::enable_if_t<std::is_floating_point_v<T>>> {
 template <class Traits, class Alloc>
 struct traceable<std::basic_string<char, Traits, Alloc>> {
     static constexpr bool defined = true;
-    static void write(const std::basic_string<char, Traits, Alloc>& s, value_writer& out) noexcept {
+    LOUPE_ALWAYS_INLINE static void write(const std::basic_string<char, Traits, Alloc>& s, value_writer& out) noexcept {
         out.write_string(std::string_view(s.data(), s.size()));
     }
 };
@@ -288,7 +288,7 @@ struct traceable<std::basic_string<char, Traits, Alloc>> {
 template <class Traits>
 struct traceable<std::basic_string_view<char, Traits>> {
     static constexpr bool defined = true;
-    static void write(std::basic_string_view<char, Traits> s, value_writer& out) noexcept {
+    LOUPE_ALWAYS_INLINE static void write(std::basic_string_view<char, Traits> s, value_writer& out) noexcept {
         out.write_string(std::string_view(s.data(), s.size()));
     }
 };
@@ -318,7 +318,7 @@ struct traceable<char[N]> {
 
 /// Writes `v` through its traceable specialization.
 template <class T>
-void write_traceable(const T& v, value_writer& out) noexcept {
+LOUPE_ALWAYS_INLINE void write_traceable(const T& v, value_writer& out) noexcept {
     traceable<std::remove_cv_t<std::remove_reference_t<T>>>::write(v, out);
 }
 
