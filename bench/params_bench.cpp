@@ -1,6 +1,9 @@
 // Cost of a method site (params.hpp), next to the zone it extends
 // (BM_Zone_Idle, BM_Zone_Recorded in zone_bench.cpp, same run):
 // - BM_Method_Plain: the same method without its site (the floor).
+// - BM_Method_Plain_SharedObject: the same, on an object whose address has
+//   escaped (as any object other threads or calls can reach): its state then
+//   lives in memory, as it must once a site refers to `this`.
 // - BM_Method_Idle: no session records methods.
 // - BM_Method_FilteredOut: a session with specs whose filter rejects the thread.
 // - BM_Method_Recorded_NoParams: recorded, no spec applies (timing only).
@@ -74,6 +77,17 @@ void BM_Method_Plain(benchmark::State& state) {
     benchmark::DoNotOptimize(cart.total());
 }
 BENCHMARK(BM_Method_Plain);
+
+void BM_Method_Plain_SharedObject(benchmark::State& state) {
+    Cart cart;
+    benchmark::DoNotOptimize(&cart);  // the address escapes: `total_` is kept in memory
+    const Item item{"SKU-0001-ABCDEFGH", 9.5};
+    const std::string note = "deliver to the back door, ring twice";
+    int qty = 0;
+    for (auto _ : state) cart.add_plain(item, note, ++qty & 7);
+    benchmark::DoNotOptimize(cart.total());
+}
+BENCHMARK(BM_Method_Plain_SharedObject);
 
 void BM_Method_Idle(benchmark::State& state) { run(state); }
 BENCHMARK(BM_Method_Idle);

@@ -781,9 +781,10 @@ int descend(const std::string& label, int depth) {
 }  // namespace nesting
 
 TEST(ParamTracing, CallsNestedBeyondTheValueStackAreRecordedWithTheValuesThatFit) {
-    // 4 KiB values, 200 calls deep: far more than the thread's 32 KiB value
+    // 3 KB values, 200 calls deep: far more than the thread's 32 KiB value
     // stack holds. Every call is still recorded; the outer ones carry their
-    // value whole, the ones that find no room carry none.
+    // value whole, the ones that find no room for a frame (one unit's 4 KiB
+    // payload) carry none.
     auto sink = std::make_shared<method_recorder>();
     auto cfg = method_session(sink, "method=nesting::descend(std::string const&,int); param=1");
     cfg.param_value_bytes = 4096;
@@ -794,20 +795,18 @@ TEST(ParamTracing, CallsNestedBeyondTheValueStackAreRecordedWithTheValuesThatFit
     s.stop();
     const auto calls = sink->calls("nesting::descend(std::string const&,int)");
     ASSERT_EQ(calls.size(), 200u);
-    std::size_t whole = 0, cut = 0;
+    std::size_t with_value = 0;
     for (const auto& c : calls) {
         if (c.values.empty()) continue;
+        ++with_value;
         ASSERT_EQ(c.values.size(), 1u);
-        if (c.values[0].truncated) {  // the call that found part of the room
-            ++cut;
-            EXPECT_EQ(c.values[0].original_size, label.size());
-        } else {
-            ++whole;
-            EXPECT_EQ(c.values[0].text, label);
-        }
+        EXPECT_EQ(c.values[0].text, label);
+        EXPECT_FALSE(c.values[0].truncated);
     }
-    EXPECT_EQ(whole, 32u * 1024 / (3000 + 12));  // header, original size, text
-    EXPECT_LE(cut, 1u);
+    // Frames of 16 + 12 + 3000 bytes (payload header, value header and
+    // original size, text), each opened while 4 KiB are left of 32 KiB.
+    const std::size_t frame = 16 + 12 + 3000;
+    EXPECT_EQ(with_value, (32u * 1024 - 4096) / frame + 1);
     EXPECT_EQ(calls.front().values.size(), 1u);  // the outermost call
     EXPECT_TRUE(calls.back().values.empty());    // the innermost
 }

@@ -29,6 +29,7 @@
 // entered with, and is delivered whole (entry and exit in one record).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <exception>
@@ -129,18 +130,23 @@ const std::type_info& receiver_type(const Self* self) noexcept {
 
 template <int = 0>
 LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0, std::uint64_t sessions,
-                                     const metric_plan* plan, std::uint64_t cpu_begin, std::uint32_t stack_begin,
-                                     std::uint16_t value_count, std::uint8_t flags) noexcept;
+                                     const metric_plan* plan, std::uint32_t frame, std::uint8_t flags) noexcept;
+
+/// A call without a frame on the value stack (call_entry::frame).
+inline constexpr std::uint32_t no_frame = ~std::uint32_t{0};
 
 /// What a recorded call's entry leaves for its exit.
 struct call_entry {
     std::uint64_t sessions;  ///< 0: not recorded after all (called from a modifier)
     std::uint64_t t0;
     const metric_plan* plan;
-    std::uint64_t cpu_begin;
-    std::uint32_t stack_begin;
+    /// Where the call's frame starts on the thread's value stack (no_frame:
+    /// none). A frame is the call's unit payload as the ring carries it — the
+    /// method_payload_header, the CPU times (with method_has_cpu), the
+    /// encoded values — so the exit copies it whole and patches the flags
+    /// and the CPU time at exit.
+    std::uint32_t frame;
     int uncaught;
-    std::uint16_t value_count;
     std::uint8_t flags;
 };
 
@@ -189,16 +195,15 @@ LOUPE_NOINLINE unsigned char* evaluate_straight(const site_binding& binding, con
 }
 
 // Entry by entry: the entries in `mask` that belong to `sessions`, at `at`
-// and before `limit` (values that do not fit are left out and flagged).
-// `e` gets their count and flags; returns where the values end. `cpu` is set
-// if one of them wants CPU time.
+// and before `limit` (values that do not fit are left out and flagged in
+// `flags`). Returns where the values end; `count` gets their number, `cpu`
+// is set if one of them wants CPU time.
 template <class Chains, class Self, class Tuple, std::size_t... I>
 LOUPE_NOINLINE unsigned char* evaluate_entries(const site_binding& binding, std::uint64_t mask, std::uint64_t sessions,
                                                const Chains& chains, const Self* self, const Tuple& args,
-                                               unsigned char* at, const unsigned char* limit, call_entry& e, bool& cpu,
-                                               std::index_sequence<I...>) noexcept {
+                                               unsigned char* at, const unsigned char* limit, std::uint16_t& count,
+                                               std::uint8_t& flags, bool& cpu, std::index_sequence<I...>) noexcept {
     const void* const addresses[] = {self, static_cast<const void*>(&std::get<I>(args))...};
-    std::uint16_t count = 0;
     for (; mask != 0; mask &= mask - 1) {
         const binding_entry& entry = binding.entries[static_cast<std::size_t>(__builtin_ctzll(mask))];
         if (!(sessions >> entry.slot & 1)) continue;
@@ -206,7 +211,7 @@ LOUPE_NOINLINE unsigned char* evaluate_entries(const site_binding& binding, std:
         if (entry.source == entry_source::timing) continue;
         const std::size_t room = static_cast<std::size_t>(limit - at);  // 0 without a stack
         if (room < encoded_text_offset + 8 || count == 0xFFFF) {
-            e.flags |= method_values_lost;
+            flags |= method_values_lost;
             continue;
         }
         value_writer out(reinterpret_cast<char*>(at + encoded_text_offset),
@@ -219,44 +224,56 @@ LOUPE_NOINLINE unsigned char* evaluate_entries(const site_binding& binding, std:
         at += encode_value(out, entry.slot, static_cast<std::uint16_t>(entry.spec), at);
         ++count;
     }
-    e.value_count = count;
     return at;
 }
 
-// Writes the values of the entries in `mask` that belong to `sessions` onto
-// the thread's value stack; `e` gets their count, position and flags. True
-// if one of them wants CPU time.
+// Opens the call's frame on the thread's value stack and writes into it the
+// values of the entries in `mask` that belong to `sessions`; `e` gets the
+// frame (none when the call carries nothing) and the flags. True if one of
+// the entries wants CPU time (its slot in the frame is left for the caller).
 template <class Chains, class Self, class Tuple>
-bool evaluate_values(const site_binding& binding, std::uint64_t mask, std::uint64_t sessions, const Chains& chains,
-                     const Self* self, const Tuple& args, call_entry& e) noexcept {
+bool evaluate_values(const method_site& where, const site_binding& binding, std::uint64_t mask, std::uint64_t sessions,
+                     const Chains& chains, const Self* self, const Tuple& args, call_entry& e) noexcept {
     thread_state& ts = t_state;
     value_stack* stack = thread_value_stack(ts);
-    unsigned char* const begin = stack ? stack->bytes + stack->top : nullptr;
-    // The call's values end within the value stack and within one unit's payload.
-    const unsigned char* const limit =
-        stack ? stack->bytes + std::min(value_stack::capacity, stack->top + max_method_values) : nullptr;
+    if (LOUPE_UNLIKELY(stack == nullptr || value_stack::capacity - stack->top < max_method_payload)) {
+        e.flags |= method_values_lost;  // no room for a frame: the call carries its timing alone
+        return false;
+    }
+    unsigned char* const frame = stack->bytes + stack->top;
+    unsigned char* const values = frame + sizeof(method_payload_header);
+    // Room for the values within one unit's payload, keeping the CPU times' slot.
+    const unsigned char* const limit = values + max_method_values;
     constexpr auto params = std::make_index_sequence<std::tuple_size_v<Tuple>>{};
     unsigned char* end;
+    std::uint16_t count = 0;
+    std::uint8_t flags = 0;
     bool cpu = false;
     ++ts.in_chain;  // methods the chains call are not traced
-    if (binding.straight && (binding.slots & ~sessions) == 0 &&
-        static_cast<std::size_t>(limit - begin) >= binding.straight_bytes) {
+    if (binding.straight && (binding.slots & ~sessions) == 0) {
         if constexpr (Chains::count != 0) {
-            end = binding.compiled_run ? evaluate_compiled_run(binding, chains, self, args, begin,
+            end = binding.compiled_run ? evaluate_compiled_run(binding, chains, self, args, values,
                                                                std::make_index_sequence<Chains::count>{})
-                                       : evaluate_straight(binding, chains, self, args, begin, params);
+                                       : evaluate_straight(binding, chains, self, args, values, params);
         } else {
-            end = evaluate_straight(binding, chains, self, args, begin, params);
+            end = evaluate_straight(binding, chains, self, args, values, params);
         }
-        e.value_count = static_cast<std::uint16_t>(binding.entries.size());
+        count = static_cast<std::uint16_t>(binding.entries.size());
     } else {
-        end = evaluate_entries(binding, mask, sessions, chains, self, args, begin, limit, e, cpu, params);
+        end = evaluate_entries(binding, mask, sessions, chains, self, args, values, limit, count, flags, cpu, params);
     }
     --ts.in_chain;
-    if (stack) {
-        e.stack_begin = static_cast<std::uint32_t>(stack->top);
-        stack->top = static_cast<std::size_t>(end - stack->bytes);
+    if (count == 0 && flags == 0 && !cpu) return false;  // nothing to carry: timed as a plain zone
+    const auto values_bytes = static_cast<std::uint32_t>(end - values);
+    if (cpu) {  // the CPU times go between the header and the values
+        std::memmove(values + sizeof(method_cpu_times), values, values_bytes);
+        flags |= method_has_cpu;
     }
+    const method_payload_header h{&where, values_bytes, count, flags, 0};
+    std::memcpy(frame, &h, sizeof h);
+    e.frame = static_cast<std::uint32_t>(stack->top);
+    e.flags |= flags;
+    stack->top += sizeof h + (cpu ? sizeof(method_cpu_times) : 0) + values_bytes;
     return cpu;
 }
 
@@ -278,7 +295,7 @@ LOUPE_ALWAYS_INLINE bool timing_only(const method_site& where, std::uint64_t ses
 template <class Chains, class Self, class Tuple>
 LOUPE_NOINLINE call_entry enter_method(method_site& where, const Chains& chains, const Self* self, const Tuple& args,
                                          std::uint64_t sessions) noexcept {
-    call_entry e{sessions, 0, nullptr, 0, 0, 0, 0, 0};
+    call_entry e{sessions, 0, nullptr, no_frame, 0, 0};
     thread_state& ts = t_state;
     if (ts.in_chain != 0) {  // called from a modifier: not traced (¶0158)
         e.sessions = 0;
@@ -299,12 +316,12 @@ LOUPE_NOINLINE call_entry enter_method(method_site& where, const Chains& chains,
             if (binding->receiver_dependent) mask = registry.entries_for(*binding, receiver_type(self), typeid(Self));
         }
     }
-    const bool cpu = mask != 0 && evaluate_values(*binding, mask, sessions, chains, self, args, e);
+    const bool cpu = mask != 0 && evaluate_values(where, *binding, mask, sessions, chains, self, args, e);
     e.plan = ts.plan;
     if (LOUPE_UNLIKELY(e.plan != nullptr)) e.plan = enter_zone_metrics(e.plan);
-    if (cpu) {
-        e.flags |= method_has_cpu;
-        e.cpu_begin = static_cast<std::uint64_t>(read_cpu_clock(CLOCK_THREAD_CPUTIME_ID));
+    if (cpu) {  // into the frame's CPU times
+        const auto begin = static_cast<std::uint64_t>(read_cpu_clock(CLOCK_THREAD_CPUTIME_ID));
+        std::memcpy(ts.values->bytes + e.frame + sizeof(method_payload_header), &begin, sizeof begin);
     }
     e.uncaught = uncaught_exceptions(ts);
     e.t0 = read_ticks();
@@ -328,9 +345,7 @@ public:
             if (LOUPE_LIKELY(detail::timing_only(where, sessions_, ts))) {
                 // No spec applies: the call is timed like a zone, inline.
                 uncaught_ = detail::uncaught_exceptions(ts);
-                cpu_begin_ = 0;
-                stack_begin_ = 0;
-                value_count_ = 0;
+                frame_ = detail::no_frame;
                 flags_ = 0;
                 plan_ = ts.plan;
                 if (LOUPE_UNLIKELY(plan_ != nullptr)) plan_ = detail::enter_zone_metrics(plan_);
@@ -345,10 +360,8 @@ public:
             sessions_ = e.sessions;
             t0_ = e.t0;
             plan_ = e.plan;
-            cpu_begin_ = e.cpu_begin;
-            stack_begin_ = e.stack_begin;
+            frame_ = e.frame;
             uncaught_ = e.uncaught;
-            value_count_ = e.value_count;
             flags_ = e.flags;
         }
     }
@@ -356,8 +369,8 @@ public:
         if (LOUPE_UNLIKELY(sessions_ != 0)) {
             const std::uint8_t flags = static_cast<std::uint8_t>(
                 flags_ | (detail::uncaught_exceptions(detail::t_state) > uncaught_ ? detail::method_exceptional : 0));
-            if (value_count_ != 0 || flags != 0) {
-                detail::push_method_call(where_, t0_, sessions_, plan_, cpu_begin_, stack_begin_, value_count_, flags);
+            if (frame_ != detail::no_frame || flags != 0) {
+                detail::push_method_call(where_, t0_, sessions_, plan_, frame_, flags);
             } else if (LOUPE_UNLIKELY(plan_ != nullptr)) {  // nothing but timing: a plain zone named by the signature
                 detail::push_zone_with_metrics(&where_->zone, t0_, sessions_, *plan_);
             } else {
@@ -379,10 +392,8 @@ private:
     std::uint64_t sessions_ = 0;
     std::uint64_t t0_;
     const detail::metric_plan* plan_;
-    std::uint64_t cpu_begin_;
-    std::uint32_t stack_begin_;
+    std::uint32_t frame_;
     int uncaught_;
-    std::uint16_t value_count_;
     std::uint8_t flags_;
 };
 
@@ -416,17 +427,17 @@ namespace detail {
 
 // What a recorded call's exit packs into its ring unit.
 struct method_exit {
-    const method_site* where;
     std::uint64_t t0, t1, sessions;
-    const metric_plan* plan;        ///< with metric_end: the call's deltas (null: none)
+    const metric_plan* plan;  ///< with metric_end: the call's deltas (null: none)
     const std::int64_t* metric_end;
-    std::uint64_t cpu_begin, cpu_end;
-    const unsigned char* values;    ///< the call's encoded values on the value stack
-    std::uint32_t values_bytes;
-    std::uint16_t value_count;
-    std::uint8_t flags;
-    std::size_t delta_records, payload;  ///< unit layout: deltas, header record, payload bytes
-    std::size_t records() const noexcept { return delta_records + 1 + (payload + sizeof(raw_record) - 1) / sizeof(raw_record); }
+    const unsigned char* payload;  ///< the call's frame (or a bare header)
+    std::size_t payload_bytes;
+    std::uint8_t flags;            ///< the flags at exit, patched into the payload's header
+    std::uint64_t cpu_end;         ///< with method_has_cpu, patched into its CPU times
+    std::size_t delta_records;
+    std::size_t records() const noexcept {
+        return delta_records + 1 + (payload_bytes + sizeof(raw_record) - 1) / sizeof(raw_record);
+    }
 };
 
 // Writes the unit of `x` (its metric deltas, the header record, the payload)
@@ -439,17 +450,14 @@ LOUPE_ALWAYS_INLINE void pack_method_unit(const method_exit& x, thread_state& ts
     out[x.delta_records] = raw_record{&method_call_marker, x.t0, x.t1, x.sessions};
     auto* bytes = reinterpret_cast<unsigned char*>(out + x.delta_records + 1);
     // The payload's last record is zeroed first, so its padding reads as zeros.
-    const std::size_t payload_records = (x.payload + sizeof(raw_record) - 1) / sizeof(raw_record);
+    const std::size_t payload_records = (x.payload_bytes + sizeof(raw_record) - 1) / sizeof(raw_record);
     out[x.delta_records + payload_records] = raw_record{};
-    const method_payload_header h{x.where, x.values_bytes, x.value_count, x.flags, 0};
-    std::memcpy(bytes, &h, sizeof h);
-    std::size_t at = sizeof h;
+    std::memcpy(bytes, x.payload, x.payload_bytes);
+    bytes[offsetof(method_payload_header, flags)] = x.flags;
     if (x.flags & method_has_cpu) {
-        const method_cpu_times cpu{x.cpu_begin, x.cpu_end};
-        std::memcpy(bytes + at, &cpu, sizeof cpu);
-        at += sizeof cpu;
+        std::memcpy(bytes + sizeof(method_payload_header) + offsetof(method_cpu_times, end_ns), &x.cpu_end,
+                    sizeof x.cpu_end);
     }
-    short_move(bytes + at, x.values, x.values_bytes);
 }
 
 // The unit of `x` when it does not fit in place (no ring yet, the ring
@@ -467,33 +475,35 @@ LOUPE_NOINLINE void push_method_unit_slow(const method_exit& x, thread_state& ts
 }
 
 // Exit of a recorded call: reads the metrics, the exit ticks and the CPU
-// clock first, takes the call's values off the value stack and pushes the
-// call as one unit (after its metric deltas, if any), in place in the ring
-// when it fits. (A call that carries nothing but its timing never comes
-// here: method_scope pushes it as a plain zone, one record.)
+// clock first, then pushes the call as one unit — its metric deltas if any,
+// the header record, and the frame its entry left on the value stack with
+// the exit's flags and CPU time patched in — in place in the ring when it
+// fits, and pops the frame. (A call that carries nothing but its timing
+// never comes here: method_scope pushes it as a plain zone, one record.)
 template <int>
 LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0, std::uint64_t sessions,
-                                     const metric_plan* plan, std::uint64_t cpu_begin, std::uint32_t stack_begin,
-                                     std::uint16_t value_count, std::uint8_t flags) noexcept {
+                                     const metric_plan* plan, std::uint32_t frame, std::uint8_t flags) noexcept {
     thread_state& ts = t_state;
     std::int64_t metric_end[max_zone_metrics];
     if (plan != nullptr) read_plan(*plan, *ts.metrics, metric_end);
     method_exit x;
     x.t1 = read_ticks();
     x.cpu_end = (flags & method_has_cpu) ? static_cast<std::uint64_t>(read_cpu_clock(CLOCK_THREAD_CPUTIME_ID)) : 0;
-    value_stack* stack = value_count != 0 ? ts.values : nullptr;
-    x.where = where;
     x.t0 = t0;
     x.sessions = sessions;
     x.plan = plan;
     x.metric_end = metric_end;
-    x.cpu_begin = cpu_begin;
-    x.values = stack ? stack->bytes + stack_begin : nullptr;
-    x.values_bytes = stack ? static_cast<std::uint32_t>(stack->top - stack_begin) : 0;
-    x.value_count = stack ? value_count : std::uint16_t{0};
     x.flags = flags;
     x.delta_records = plan != nullptr ? metric_delta_records(*plan) : 0;
-    x.payload = method_payload_size(method_payload_header{where, x.values_bytes, x.value_count, flags, 0});
+    value_stack* const stack = ts.values;
+    const method_payload_header bare{where, 0, 0, flags, 0};  // a call without a frame
+    if (frame != no_frame) {
+        x.payload = stack->bytes + frame;
+        x.payload_bytes = stack->top - frame;
+    } else {
+        x.payload = reinterpret_cast<const unsigned char*>(&bare);
+        x.payload_bytes = sizeof bare;
+    }
     const std::size_t n = x.records();
     raw_record* slots = LOUPE_LIKELY(ts.owned_ring != nullptr) ? ts.owned_ring->try_reserve(n) : nullptr;
     if (LOUPE_LIKELY(slots != nullptr)) {  // in place: no copy
@@ -503,7 +513,7 @@ LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0,
         push_method_unit_slow(x, ts);
     }
     if (plan != nullptr) ts.metrics->entry_top -= plan->count;
-    if (stack) stack->top = stack_begin;
+    if (frame != no_frame) stack->top = frame;
 }
 
 }  // namespace detail
