@@ -34,6 +34,7 @@ class trace_builder;
 /// +params_count), in spec order.
 struct trace_method_call {
     bool exceptional = false;        ///< the call left by an exception
+    bool values_lost = false;        ///< some values are missing (method_call::values_lost)
     bool has_cpu = false;            ///< cpu_begin_ns/cpu_end_ns are set (a spec asked for data=cpu)
     std::uint64_t cpu_begin_ns = 0;  ///< thread CPU time at entry
     std::uint64_t cpu_end_ns = 0;    ///< thread CPU time at exit
@@ -228,6 +229,7 @@ public:
         }
         trace_method_call call;
         call.exceptional = m.exceptional;
+        call.values_lost = m.values_lost;
         call.has_cpu = m.has_cpu;
         call.cpu_begin_ns = m.cpu_begin_ns;
         call.cpu_end_ns = m.cpu_end_ns;

@@ -79,6 +79,9 @@ struct method_call {
     bool has_cpu = false;      ///< a spec asked for `data=cpu`: the thread CPU clock below is set
     std::uint64_t cpu_begin_ns = 0;  ///< thread CPU time at entry (after the chains ran)
     std::uint64_t cpu_end_ns = 0;    ///< thread CPU time at exit
+    /// Some of the call's values are missing: they did not fit one call's
+    /// 4 KiB payload, or the thread's value stack was too deep for a frame.
+    bool values_lost = false;
 };
 
 /// A parameter spec as sinks see it (record_kind::param_spec).

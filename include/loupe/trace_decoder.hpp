@@ -202,6 +202,7 @@ struct trace_apply_error {
 struct trace_method_call_record {
     std::uint64_t thread_id = 0;
     bool exceptional = false;        ///< the call left by an exception
+    bool values_lost = false;        ///< some values are missing (method_call::values_lost; since 1.5)
     bool has_cpu = false;            ///< cpu_begin_ns/cpu_end_ns are set
     std::uint64_t cpu_begin_ns = 0;  ///< thread CPU time at entry
     std::uint64_t cpu_end_ns = 0;    ///< thread CPU time at exit
@@ -407,11 +408,12 @@ template <class SpecKnown>
 void decode_method_call_payload(trace_cursor& c, trace_method_call_record& m, SpecKnown&& spec_known) {
     const std::uint64_t flags_at = c.pos();
     const std::uint8_t flags = c.u8("METHOD_CALL flags");
-    if (flags & ~(format::call_exceptional | format::call_has_cpu)) {
+    if (flags & ~(format::call_exceptional | format::call_has_cpu | format::call_values_lost)) {
         throw trace_error(flags_at,
-                          "METHOD_CALL flags " + std::to_string(flags) + " has unknown bits; expected 0 to 3");
+                          "METHOD_CALL flags " + std::to_string(flags) + " has unknown bits; expected 0 to 7");
     }
     m.exceptional = (flags & format::call_exceptional) != 0;
+    m.values_lost = (flags & format::call_values_lost) != 0;
     m.has_cpu = (flags & format::call_has_cpu) != 0;
     m.cpu_begin_ns = m.cpu_end_ns = 0;
     if (m.has_cpu) {

@@ -41,6 +41,7 @@ struct seen_call {
     std::uint64_t cpu_begin_ns, cpu_end_ns;
     std::vector<seen_value> values;
     std::vector<loupe::metric_value> metrics;
+    bool values_lost = false;
 };
 
 struct seen_error {
@@ -64,6 +65,7 @@ public:
                 const loupe::param_value& v = r.method->values[i];
                 c.values.push_back({v.spec, v.kind, loupe::format_value(v), v.truncated, v.original_size, v.bits});
             }
+            c.values_lost = r.method->values_lost;
             calls_.push_back(std::move(c));
         } else if (r.kind == loupe::record_kind::param_spec) {
             specs_.push_back(std::string(r.spec->text));
@@ -784,7 +786,7 @@ TEST(ParamTracing, CallsNestedBeyondTheValueStackAreRecordedWithTheValuesThatFit
     // 3 KB values, 200 calls deep: far more than the thread's 32 KiB value
     // stack holds. Every call is still recorded; the outer ones carry their
     // value whole, the ones that find no room for a frame (one unit's 4 KiB
-    // payload) carry none.
+    // payload) carry none and are flagged values_lost.
     auto sink = std::make_shared<method_recorder>();
     auto cfg = method_session(sink, "method=nesting::descend(std::string const&,int); param=1");
     cfg.param_value_bytes = 4096;
@@ -797,6 +799,7 @@ TEST(ParamTracing, CallsNestedBeyondTheValueStackAreRecordedWithTheValuesThatFit
     ASSERT_EQ(calls.size(), 200u);
     std::size_t with_value = 0;
     for (const auto& c : calls) {
+        EXPECT_EQ(c.values_lost, c.values.empty());  // a call without its value says so
         if (c.values.empty()) continue;
         ++with_value;
         ASSERT_EQ(c.values.size(), 1u);

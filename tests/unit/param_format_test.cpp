@@ -144,8 +144,8 @@ struct every_kind {
 };
 
 // main: add (3 values), tick, add (2 values, exceptional, cpu) inside
-// "plain", add (no values, exceptional); worker: remove (every other kind,
-// cpu). Spec 1 is renamed between the calls; two apply errors.
+// "plain", add (no values, exceptional, values lost); worker: remove (every
+// other kind, cpu). Spec 1 is renamed between the calls; two apply errors.
 void write_every_kind(loupe::sink& sink, const every_kind& v) {
     recorder rec{sink};
     rec.begin();
@@ -163,7 +163,7 @@ void write_every_kind(loupe::sink& sink, const every_kind& v) {
     rec.spec(1, "method=shop::Cart::add(Item const&,int); param=2; name=qty", "qty");  // unchanged: not written again
     const loupe::method_call c3{v.third.data(), v.third.size(), false, true, 7000, 7000 + 123456};
     rec.zone(rec.worker, remove_site, 5000, 9000, &c3);
-    const loupe::method_call c4{nullptr, 0, true, false, 0, 0};
+    const loupe::method_call c4{nullptr, 0, true, false, 0, 0, true};
     rec.zone(rec.main_thread, add_site, 9500, 9600, &c4);
     rec.apply_error(add_site, 0, "reason \xff with a bad byte");
     rec.end();
@@ -196,7 +196,7 @@ TEST(ParamFormat, EveryValueKindSpecsAndApplyErrorsRoundTripThroughFileSink) {
     }
     loupe::trace t = loupe::read_trace_file(path);
     std::remove(path.c_str());
-    EXPECT_EQ(t.session.version_minor, 4);
+    EXPECT_EQ(t.session.version_minor, 5);
     ASSERT_TRUE(t.complete);
 
     ASSERT_EQ(t.param_specs.size(), 3u);
@@ -238,6 +238,7 @@ TEST(ParamFormat, EveryValueKindSpecsAndApplyErrorsRoundTripThroughFileSink) {
         const loupe::trace_method_call* m = copy.method_of(e);
         ASSERT_NE(m, nullptr);
         EXPECT_EQ(m->exceptional, exceptional[i]) << i;
+        EXPECT_EQ(m->values_lost, i == 3) << i;
         const loupe::param_span values = copy.params_of(e);
         const std::size_t expected = want[i] ? want[i]->size() : 0;
         ASSERT_EQ(values.size(), expected) << i;
@@ -286,6 +287,8 @@ TEST(ParamFormat, MemorySinkKeepsMethodCallsSpecsAndApplyErrors) {
     EXPECT_TRUE(calls[1]->has_cpu);
     EXPECT_EQ(calls[1]->cpu_end_ns, 900u);
     EXPECT_TRUE(calls[3]->params.empty());
+    EXPECT_TRUE(calls[3]->values_lost);
+    EXPECT_FALSE(calls[1]->values_lost);
     EXPECT_EQ(calls[0]->name, "shop::Cart::add(Item const&,int)");
     ASSERT_EQ(specs.size(), 5u);  // the sink keeps every record, repeats too
     EXPECT_EQ(specs[3]->spec, 1u);
@@ -495,7 +498,7 @@ TEST(ParamFormat, SessionsWithoutParametersEncodeAsBefore) {
     enc.encode(e);
     enc.close_batch();
     std::vector<unsigned char> expected(std::begin(bytes_of_1_3), std::end(bytes_of_1_3));
-    expected[10] = 4;  // the header's minor version: the only difference
+    expected[10] = 5;  // the header's minor version: the only difference
     EXPECT_EQ(enc.bytes(), expected);
 }
 

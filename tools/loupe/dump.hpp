@@ -212,7 +212,8 @@ public:
     void on_method_call(std::uint64_t at, const loupe::trace_method_call_record& m) override {
         if (json_) {
             std::string s = open(at, "method_call") + ",\"thread\":" + std::to_string(m.thread_id) +
-                            ",\"exceptional\":" + (m.exceptional ? "true" : "false");
+                            ",\"exceptional\":" + (m.exceptional ? "true" : "false") +
+                            ",\"values_lost\":" + (m.values_lost ? "true" : "false");
             if (m.has_cpu) {
                 s += ",\"cpu_begin_ns\":" + std::to_string(m.cpu_begin_ns) +
                      ",\"cpu_end_ns\":" + std::to_string(m.cpu_end_ns);
@@ -223,6 +224,7 @@ public:
         } else {
             std::string s = "thread " + std::to_string(m.thread_id);
             if (m.exceptional) s += " exceptional";
+            if (m.values_lost) s += " values-lost";
             if (m.has_cpu) {
                 s += " cpu " + std::to_string(m.cpu_begin_ns) + ".." + std::to_string(m.cpu_end_ns) + " (" +
                      std::to_string(static_cast<std::int64_t>(m.cpu_end_ns - m.cpu_begin_ns)) + " ns)";

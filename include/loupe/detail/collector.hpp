@@ -356,6 +356,7 @@ inline void runtime::deliver_method_call(ring& r, const std::shared_ptr<session_
     }
     method_call call;
     call.exceptional = (h.flags & method_exceptional) != 0;
+    call.values_lost = (h.flags & method_values_lost) != 0;
     call.has_cpu = (h.flags & method_has_cpu) != 0;
     call.cpu_begin_ns = cpu.begin_ns;
     call.cpu_end_ns = cpu.end_ns;

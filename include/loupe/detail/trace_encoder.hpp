@@ -145,7 +145,8 @@ private:
         const loupe::method_call& m = *r.method;
         append_varint(scratch_, r.thread->id);
         scratch_.push_back(static_cast<unsigned char>((m.exceptional ? format::call_exceptional : 0) |
-                                                      (m.has_cpu ? format::call_has_cpu : 0)));
+                                                      (m.has_cpu ? format::call_has_cpu : 0) |
+                                                      (m.values_lost ? format::call_values_lost : 0)));
         if (m.has_cpu) {
             append_varint(scratch_, m.cpu_begin_ns);
             append_varint(scratch_, format::zigzag(static_cast<std::int64_t>(m.cpu_end_ns - m.cpu_begin_ns)));

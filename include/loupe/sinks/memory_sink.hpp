@@ -42,6 +42,7 @@ struct memory_event {
     bool has_method = false;
     std::vector<param_value> params;
     bool exceptional = false;
+    bool values_lost = false;
     bool has_cpu = false;
     std::uint64_t cpu_begin_ns = 0;
     std::uint64_t cpu_end_ns = 0;
@@ -135,6 +136,7 @@ private:
     static void copy_method(const method_call& m, memory_event& e) {
         e.has_method = true;
         e.exceptional = m.exceptional;
+        e.values_lost = m.values_lost;
         e.has_cpu = m.has_cpu;
         e.cpu_begin_ns = m.cpu_begin_ns;
         e.cpu_end_ns = m.cpu_end_ns;
