@@ -59,63 +59,60 @@ constexpr const char* runtime_specs =
     "method=bench_params::Cart::add(Item const&,std::string const&,int); param=2; chain=truncate(16)\n"
     "method=bench_params::Cart::add(Item const&,std::string const&,int); param=1; chain=field(sku)\n";
 
+// Calls the method in a loop: with its site (Cart::add) or without it
+// (add_plain); with `SharedObject`, on a cart whose address escaped first
+// (its member is then read and written in memory, as for any object other
+// code can reach).
+template <bool WithSite, bool SharedObject = false>
 void run(benchmark::State& state) {
     Cart cart;
+    if constexpr (SharedObject) benchmark::DoNotOptimize(&cart);
     const Item item{"SKU-0001-ABCDEFGH", 9.5};
     const std::string note = "deliver to the back door, ring twice";
     int qty = 0;
-    for (auto _ : state) cart.add(item, note, ++qty & 7);
+    for (auto _ : state) {
+        if constexpr (WithSite) {
+            cart.add(item, note, ++qty & 7);
+        } else {
+            cart.add_plain(item, note, ++qty & 7);
+        }
+    }
     benchmark::DoNotOptimize(cart.total());
 }
 
-void BM_Method_Plain(benchmark::State& state) {
-    Cart cart;
-    const Item item{"SKU-0001-ABCDEFGH", 9.5};
-    const std::string note = "deliver to the back door, ring twice";
-    int qty = 0;
-    for (auto _ : state) cart.add_plain(item, note, ++qty & 7);
-    benchmark::DoNotOptimize(cart.total());
-}
+void BM_Method_Plain(benchmark::State& state) { run<false>(state); }
 BENCHMARK(BM_Method_Plain);
 
-void BM_Method_Plain_SharedObject(benchmark::State& state) {
-    Cart cart;
-    benchmark::DoNotOptimize(&cart);  // the address escapes: `total_` is kept in memory
-    const Item item{"SKU-0001-ABCDEFGH", 9.5};
-    const std::string note = "deliver to the back door, ring twice";
-    int qty = 0;
-    for (auto _ : state) cart.add_plain(item, note, ++qty & 7);
-    benchmark::DoNotOptimize(cart.total());
-}
+void BM_Method_Plain_SharedObject(benchmark::State& state) { run<false, true>(state); }
 BENCHMARK(BM_Method_Plain_SharedObject);
 
-void BM_Method_Idle(benchmark::State& state) { run(state); }
+void BM_Method_Idle(benchmark::State& state) { run<true>(state); }
 BENCHMARK(BM_Method_Idle);
 BENCHMARK(BM_Method_Idle)->Threads(2);
 
 void BM_Method_FilteredOut(benchmark::State& state) {
     loupe_bench::discarding_session session(state, loupe::kinds::all, R"(user == "nobody")", {}, runtime_specs);
-    run(state);
+    run<true>(state);
 }
 BENCHMARK(BM_Method_FilteredOut);
 
 void BM_Method_Recorded_NoParams(benchmark::State& state) {
     loupe_bench::discarding_session session(state, loupe::kinds::all);
-    run(state);
+    run<true>(state);
 }
 BENCHMARK(BM_Method_Recorded_NoParams);
 BENCHMARK(BM_Method_Recorded_NoParams)->Threads(2);
 
 void BM_Method_Recorded_3Params(benchmark::State& state) {
     loupe_bench::discarding_session session(state, loupe::kinds::all, {}, {}, compiled_specs);
-    run(state);
+    run<true>(state);
 }
 BENCHMARK(BM_Method_Recorded_3Params);
 BENCHMARK(BM_Method_Recorded_3Params)->Threads(2);
 
 void BM_Method_Runtime_3Params(benchmark::State& state) {
     loupe_bench::discarding_session session(state, loupe::kinds::all, {}, {}, runtime_specs);
-    run(state);
+    run<true>(state);
 }
 BENCHMARK(BM_Method_Runtime_3Params);
 BENCHMARK(BM_Method_Runtime_3Params)->Threads(2);
