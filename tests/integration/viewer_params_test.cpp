@@ -50,7 +50,7 @@ std::uint64_t bits_of(double d) {
 }
 
 // Records of a session: thread "main" with two calls of `add` nested in
-// "checkout" (one exceptional, with CPU time) and a plain zone; thread
+// "checkout" (one exceptional, with CPU time, values lost) and a plain zone; thread
 // "other" with plain zones only. Specs: 0 "sku", 1 unnamed, 2 "flag",
 // 3 named "sku" as well.
 void write_session(loupe::sink& out) {
@@ -99,7 +99,7 @@ void write_session(loupe::sink& out) {
         value(2, loupe::value_kind::null_in_call),
         value(3, loupe::value_kind::redacted, 0, {}, false, 12)};
     const loupe::method_call c1{first, 4, false, false, 0, 0};
-    const loupe::method_call c2{second, 7, true, true, 1000, 1750};
+    const loupe::method_call c2{second, 7, true, true, 1000, 1750, true};
     zone(main_thread, add_site, 2100, 2400, &c1);
     zone(main_thread, plain_site, 2500, 2600, nullptr);
     zone(main_thread, add_site, 2700, 2900, &c2);
@@ -165,6 +165,7 @@ TEST(ViewerParams, ChromeJsonArgsHoldTheValuesTypedAndStayValidJson) {
     EXPECT_TRUE(a["flag"].b);
     EXPECT_EQ(a["sku#3"].s, "#1f2e3d4c5b6a7988");  // a second spec named "sku"
     EXPECT_FALSE(a.has("exceptional"));
+    EXPECT_FALSE(a.has("values_lost"));
     EXPECT_FALSE(a.has("cpu_ns"));
     const auto& b = (*second)["args"];
     EXPECT_EQ(b["sku"].s, "abcdefgh\xE2\x80\xA6");
@@ -176,6 +177,7 @@ TEST(ViewerParams, ChromeJsonArgsHoldTheValuesTypedAndStayValidJson) {
     EXPECT_EQ(b["flag"].s, "NullInCall");
     EXPECT_EQ(b["sku#3"].s, "<redacted 12 B>");
     EXPECT_TRUE(b["exceptional"].b);
+    EXPECT_TRUE(b["values_lost"].b);
     EXPECT_EQ(b["cpu_ns"].n, 750);
     // Zones without a call have no args.
     const auto* plain = find_event(doc, "plain", 0);
@@ -246,6 +248,8 @@ TEST(ViewerParams, PerfettoSlicesCarryTheValuesAsAnnotations) {
     EXPECT_EQ(calls[1]->args.at("sku"), "abcdefgh\xE2\x80\xA6");
     EXPECT_EQ(calls[1]->args.at("cpu_ns"), "750");
     EXPECT_EQ(calls[1]->args.count("exceptional"), 1u);
+    EXPECT_EQ(calls[1]->args.count("values_lost"), 1u);
+    EXPECT_EQ(calls[0]->args.count("values_lost"), 0u);
     for (const pf::slice& s : other_track->slices) {
         EXPECT_TRUE(s.args.empty());
     }
@@ -268,7 +272,7 @@ TEST(ViewerParams, PerfettoSlicesCarryTheValuesAsAnnotations) {
         return n;
     };
     // Typed values; names interned once for the sequence of "main" only.
-    EXPECT_EQ(count("bool_value: true\n"), 2u);  // flag, exceptional
+    EXPECT_EQ(count("bool_value: true\n"), 3u);  // flag, exceptional, values_lost
     EXPECT_EQ(count("int_value: -42\n"), 1u);
     EXPECT_EQ(count("uint_value: 18446744073709551615\n"), 1u);
     EXPECT_EQ(count("double_value: 2.5\n"), 1u);
@@ -283,6 +287,7 @@ TEST(ViewerParams, PerfettoSlicesCarryTheValuesAsAnnotations) {
     EXPECT_EQ(count("name: \"param1\"\n"), 1u);
     EXPECT_EQ(count("name: \"param1[1]\"\n"), 1u);  // a further value of one spec: named inline
     EXPECT_EQ(count("name: \"exceptional\"\n"), 1u);
+    EXPECT_EQ(count("name: \"values_lost\"\n"), 1u);
 #endif
 }
 

@@ -82,11 +82,10 @@ struct alignas(64) site_binding {
     std::uint64_t fixed_mask = 0;        ///< entries that apply whatever the receiver
     bool receiver_dependent = false;
     /// Every entry applies whatever the receiver, none asks for data=cpu and
-    /// all their values fit one unit: a call from a thread that every session
-    /// of `slots` records evaluates them one after the other, without the
-    /// per-entry checks, when the value stack has `straight_bytes` of room.
+    /// all their values fit one unit whatever they are: a call from a thread
+    /// that every session of `slots` records evaluates them one after the
+    /// other, without the per-entry checks.
     bool straight = false;
-    std::size_t straight_bytes = 0;
     /// Straight, and the entries are the site's compile-time chains 0..n-1 in
     /// order, of one spec: evaluated inline, chain after chain.
     bool compiled_run = false;
@@ -298,7 +297,6 @@ private:
         }
         if (bytes > max_method_values) return;
         b.straight = true;
-        b.straight_bytes = bytes;
         b.compiled_run = compiled_in_order;
     }
 

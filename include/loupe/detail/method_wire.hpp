@@ -141,8 +141,9 @@ inline std::size_t decode_value(const unsigned char* in, std::size_t n, param_va
     return at + h.size;
 }
 
-/// A thread's values of the calls it is inside, innermost last. Bounded:
-/// values of calls nested beyond its capacity are left out (flagged).
+/// The frames (method.hpp) of the calls a thread is inside, innermost last.
+/// Bounded: a call nested beyond its capacity has no frame and carries no
+/// values (flagged values_lost).
 struct alignas(64) value_stack {
     static constexpr std::size_t capacity = 32 * 1024;
     std::size_t top = 0;

@@ -120,6 +120,7 @@ public:
         bool has_cpu = false;
         std::uint64_t cpu_begin_ns = 0;
         std::uint64_t cpu_end_ns = 0;
+        bool values_lost = false;
     };
 
     /// Values from an in-memory trace (add's `first` indexes them).
@@ -149,9 +150,9 @@ public:
     /// Event `event` (greater than the events given calls before) is a
     /// method call with the `count` parameter values from index `first` on.
     void add_call(std::uint32_t event, std::size_t first, std::size_t count, bool exceptional, bool has_cpu,
-                  std::uint64_t cpu_begin_ns, std::uint64_t cpu_end_ns) {
+                  std::uint64_t cpu_begin_ns, std::uint64_t cpu_end_ns, bool values_lost) {
         calls_.push_back({event, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count), exceptional,
-                          has_cpu, cpu_begin_ns, cpu_end_ns});
+                          has_cpu, cpu_begin_ns, cpu_end_ns, values_lost});
     }
     /// Whether event `event` is a method call; if so `out` receives it. As
     /// of(): amortized O(1) for questions in about event order; out of line.
@@ -170,7 +171,7 @@ public:
         call_hint_ = i;
         const call_entry& c = calls_[i];
         const std::vector<param_value>& values = params_ ? *params_ : own_params_;
-        out = {values.data() + c.first, c.count, c.exceptional, c.has_cpu, c.cpu_begin_ns, c.cpu_end_ns};
+        out = {values.data() + c.first, c.count, c.exceptional, c.has_cpu, c.cpu_begin_ns, c.cpu_end_ns, c.values_lost};
         return true;
     }
     /// Where decoded values go (own values only).
@@ -233,6 +234,7 @@ private:
         bool has_cpu;
         std::uint64_t cpu_begin_ns;
         std::uint64_t cpu_end_ns;
+        bool values_lost;
     };
     std::vector<entry> entries_;  // by event
     std::vector<metric_value> own_;
@@ -453,7 +455,7 @@ void for_each_thread_events(const trace& t, Visitor&& visit) {
             if (LOUPE_UNLIKELY(e.method != no_method)) {
                 const trace_method_call& m = t.method_calls[e.method];
                 metrics.add_call(static_cast<std::uint32_t>(events.size()), m.params_begin, m.params_count,
-                                 m.exceptional, m.has_cpu, m.cpu_begin_ns, m.cpu_end_ns);
+                                 m.exceptional, m.has_cpu, m.cpu_begin_ns, m.cpu_end_ns, m.values_lost);
             }
             events.push_back(timeline_event::make(e.type, site_index(e.site_id), e.begin_ns, e.end_ns, e.value, ctx));
         }
@@ -632,7 +634,7 @@ inline void decode_method_call(const unsigned char* data, std::size_t size, std:
     const std::size_t first = values.size();
     values.insert(values.end(), m.values.begin(), m.values.end());
     b.metrics.add_call(static_cast<std::uint32_t>(b.events.size() - 1), first, m.values.size(), m.exceptional,
-                       m.has_cpu, m.cpu_begin_ns, m.cpu_end_ns);
+                       m.has_cpu, m.cpu_begin_ns, m.cpu_end_ns, m.values_lost);
 }
 
 /// The second pass for one thread: decodes its contexts, events and zones'

@@ -209,7 +209,7 @@ LOUPE_NOINLINE unsigned char* evaluate_entries(const site_binding& binding, std:
         if (!(sessions >> entry.slot & 1)) continue;
         cpu = cpu || entry.cpu;
         if (entry.source == entry_source::timing) continue;
-        const std::size_t room = static_cast<std::size_t>(limit - at);  // 0 without a stack
+        const std::size_t room = static_cast<std::size_t>(limit - at);
         if (room < encoded_text_offset + 8 || count == 0xFFFF) {
             flags |= method_values_lost;
             continue;

@@ -28,8 +28,8 @@
 //   infinities as the strings "NaN", "Infinity", "-Infinity"), everything
 //   else as the string loupe::format_value gives (statuses by their names,
 //   "NullInCall"; truncated text ending in "…"); "exceptional": true when
-//   the call left by an exception, "cpu_ns" when its thread CPU time was
-//   measured;
+//   the call left by an exception, "values_lost": true when some of its
+//   values did not fit, "cpu_ns" when its thread CPU time was measured;
 // - "otherData" holds the session name, its wall-clock start
 //   (wall_anchor_ns, ns since 1970, at timestamp start_ns/1000 µs) and the
 //   number of events lost to full rings.
@@ -205,7 +205,7 @@ private:
         return first;
     }
 
-    // A method call's values, "exceptional" and "cpu_ns" as arguments (see
+    // A method call's values, "exceptional", "values_lost" and "cpu_ns" as arguments (see
     // write_metric_args).
     LOUPE_COLD bool write_param_args(const loupe::detail::thread_zone_metrics::call& call, bool first) {
         for (std::uint32_t i = 0; i < call.count; ++i) {
@@ -218,6 +218,10 @@ private:
         }
         if (call.exceptional) {
             *out_ += first ? "\"exceptional\":true" : ",\"exceptional\":true";
+            first = false;
+        }
+        if (call.values_lost) {
+            *out_ += first ? "\"values_lost\":true" : ",\"values_lost\":true";
             first = false;
         }
         if (call.has_cpu) {

@@ -27,8 +27,9 @@
 //   as the string_value loupe::format_value gives: statuses by their names,
 //   "NullInCall", truncated text ending in "…"), named after their spec (its
 //   name, else "param<index>"; a further value of one spec in a call gets
-//   "[k]"), plus "exceptional" (true) when the call left by an exception and
-//   "cpu_ns" when its thread CPU time was measured;
+//   "[k]"), plus "exceptional" (true) when the call left by an exception,
+//   "values_lost" (true) when some of its values did not fit, and "cpu_ns"
+//   when its thread CPU time was measured;
 // - events lost to full rings as one instant "loupe: events dropped" on the
 //   process track at the session's end, with the count as an annotation;
 // - a clock snapshot tying the timeline to wall-clock time (REALTIME), so
@@ -135,11 +136,11 @@ constexpr unsigned io_annotation_count = 3;
 // thread's track is described (see write_metric_names).
 constexpr unsigned metric_annotation_first = io_annotation_first + io_annotation_count;
 // A method call's annotations, names interned after the metrics' in the
-// same packet: "exceptional", "cpu_ns", then each spec's label (in the
-// order of trace::param_specs).
+// same packet: "exceptional", "cpu_ns", "values_lost", then each spec's
+// label (in the order of trace::param_specs).
 constexpr unsigned call_annotation_first = metric_annotation_first + max_metrics;
 constexpr unsigned exceptional_annotation = call_annotation_first, cpu_annotation = call_annotation_first + 1,
-                   param_annotation_first = call_annotation_first + 2;
+                   values_lost_annotation = call_annotation_first + 2, param_annotation_first = call_annotation_first + 3;
 
 // Track uuids: a hash of (pid, kind, id), so tracks of several processes
 // can share one timeline without colliding.
@@ -419,6 +420,7 @@ private:
         if (thread_has_calls_) {
             append_entry(field::interned_annotation_names, exceptional_annotation + 1, "exceptional");
             append_entry(field::interned_annotation_names, cpu_annotation + 1, "cpu_ns");
+            append_entry(field::interned_annotation_names, values_lost_annotation + 1, "values_lost");
             for (std::size_t i = 0; i < param_labels_.size(); ++i) {
                 append_entry(field::interned_annotation_names, param_annotation_first + i + 1, param_labels_[i].second);
             }
@@ -465,15 +467,20 @@ private:
             }
             pb::close(out_, annotation);
         }
-        if (call.exceptional) {
-            const std::size_t annotation = pb::open(out_, field::event_annotations);
-            pb::append_uint(out_, field::annotation_name_iid, exceptional_annotation + 1);
-            pb::append_uint(out_, field::annotation_bool_value, 1);
-            pb::close(out_, annotation);
-        }
+        if (call.exceptional) append_true_annotation(exceptional_annotation);
+        if (call.values_lost) append_true_annotation(values_lost_annotation);
         if (call.has_cpu) {
             append_int_annotation(cpu_annotation, static_cast<std::int64_t>(call.cpu_end_ns - call.cpu_begin_ns));
         }
+    }
+
+    // An annotation with the value true, named by iid a + 1 (interned by
+    // write_metric_names).
+    void append_true_annotation(unsigned a) {
+        const std::size_t annotation = pb::open(out_, field::event_annotations);
+        pb::append_uint(out_, field::annotation_name_iid, a + 1);
+        pb::append_uint(out_, field::annotation_bool_value, 1);
+        pb::close(out_, annotation);
     }
 
     // An annotation with an integer value, named by iid a + 1 (interned by
