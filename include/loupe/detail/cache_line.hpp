@@ -23,9 +23,9 @@ struct cache_line_allocator {
     T* allocate(std::size_t n) {
         return static_cast<T*>(::operator new(padded(n), std::align_val_t{cache_line_bytes}));
     }
-    void deallocate(T* p, std::size_t n) noexcept {
-        ::operator delete(p, padded(n), std::align_val_t{cache_line_bytes});
-    }
+    // The unsized aligned delete: clang declares the sized one only with
+    // -fsized-deallocation.
+    void deallocate(T* p, std::size_t) noexcept { ::operator delete(p, std::align_val_t{cache_line_bytes}); }
     template <class U>
     bool operator==(const cache_line_allocator<U>&) const noexcept { return true; }
     template <class U>

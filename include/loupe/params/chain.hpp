@@ -73,6 +73,7 @@
 #include <tuple>
 #include <type_traits>
 
+#include "loupe/config.hpp"
 #include "loupe/detail/chain_modifiers.hpp"
 #include "loupe/detail/chain_values.hpp"
 #include "loupe/params/value.hpp"
@@ -343,12 +344,12 @@ LOUPE_ALWAYS_INLINE void finish_chain(const V& v, value_writer& out) {
 }
 
 template <class V>
-void run_chain(const mod_list<>&, const V& v, value_writer& out) {
+LOUPE_ALWAYS_INLINE void run_chain(const mod_list<>&, const V& v, value_writer& out) {
     finish_chain(v, out);
 }
 
 template <class H, class... T, class V>
-void run_chain(const mod_list<H, T...>& l, const V& v, value_writer& out) {
+LOUPE_ALWAYS_INLINE void run_chain(const mod_list<H, T...>& l, const V& v, value_writer& out) {
     l.head.apply(v, out, [&l, &out](const auto& next) { run_chain(l.tail, next, out); });
 }
 

@@ -155,6 +155,17 @@ struct call_entry {
 // straight binding (site_binding::straight: every entry applies, the room is
 // checked once), or entry by entry with every check.
 
+// One value of a compiled run at `at`; returns where it ends. Inline, so
+// that the writer of each chain stays in registers.
+template <class Chain, class Self, class Tuple>
+LOUPE_ALWAYS_INLINE unsigned char* write_compiled(const Chain& chain, const Self* self, const Tuple& args,
+                                                  std::size_t budget, std::uint8_t slot, std::uint16_t spec,
+                                                  unsigned char* at) noexcept {
+    value_writer out(reinterpret_cast<char*>(at + encoded_text_offset), budget);
+    evaluate_chain(chain, self, args, out);
+    return at + encode_value(out, slot, spec, at);
+}
+
 // A compiled run: the site's chains one after the other, at `at`; returns
 // where the values end.
 template <class Chains, class Self, class Tuple, std::size_t... K>
@@ -164,12 +175,7 @@ LOUPE_NOINLINE unsigned char* evaluate_compiled_run(const site_binding& binding,
     const binding_entry& first = binding.entries[0];
     const std::size_t budget = first.value_bytes;
     const auto spec = static_cast<std::uint16_t>(first.spec);
-    const auto one = [&](const auto& chain) noexcept {
-        value_writer out(reinterpret_cast<char*>(at + encoded_text_offset), budget);
-        evaluate_chain(chain, self, args, out);
-        at += encode_value(out, first.slot, spec, at);
-    };
-    (one(std::get<K>(chains.chains).chain), ...);
+    ((at = write_compiled(std::get<K>(chains.chains).chain, self, args, budget, first.slot, spec, at)), ...);
     return at;
 }
 
@@ -462,8 +468,9 @@ LOUPE_ALWAYS_INLINE void pack_method_unit(const method_exit& x, thread_state& ts
 
 // The unit of `x` when it does not fit in place (no ring yet, the ring
 // wraps here, or it is full): packed on the stack, pushed or counted lost.
+// `x` by value: the caller's copy then stays in registers on the fast path.
 template <int = 0>
-LOUPE_NOINLINE void push_method_unit_slow(const method_exit& x, thread_state& ts) noexcept {
+LOUPE_NOINLINE void push_method_unit_slow(const method_exit x, thread_state& ts) noexcept {
     constexpr std::size_t max_records =
         max_zone_metrics_records + 1 + (max_method_payload + sizeof(raw_record) - 1) / sizeof(raw_record);
     raw_record unit[max_records];
