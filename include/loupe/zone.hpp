@@ -29,6 +29,19 @@ namespace detail {
 LOUPE_ALWAYS_INLINE std::uint32_t armed() noexcept {
     return g_hot.armed.load(std::memory_order_relaxed);
 }
+
+/// The exit of a recorded zone that began at `t0` (with `plan`'s metric
+/// entry values on the thread's stack when `plan` is set): reads the exit
+/// ticks and pushes one zone (after its metric deltas). Shared by
+/// zone_scope and the method calls that carry nothing but their timing.
+LOUPE_ALWAYS_INLINE void end_zone(const site* where, std::uint64_t t0, std::uint64_t sessions,
+                                  const metric_plan* plan) noexcept {
+    if (LOUPE_UNLIKELY(plan != nullptr)) {
+        push_zone_with_metrics(where, t0, sessions, *plan);
+        return;
+    }
+    push(where, t0, read_ticks(), sessions);
+}
 }  // namespace detail
 
 /// RAII zone: records [construction, destruction) on the calling thread for
@@ -56,14 +69,7 @@ public:
         }
     }
     LOUPE_ALWAYS_INLINE ~zone_scope() {
-        if (LOUPE_UNLIKELY(sessions_ != 0)) {
-            if (LOUPE_UNLIKELY(plan_ != nullptr)) {
-                detail::push_zone_with_metrics(where_, t0_, sessions_, *plan_);
-                return;
-            }
-            const std::uint64_t t1 = detail::read_ticks();
-            detail::push(where_, t0_, t1, sessions_);
-        }
+        if (LOUPE_UNLIKELY(sessions_ != 0)) detail::end_zone(where_, t0_, sessions_, plan_);
     }
     zone_scope(const zone_scope&) = delete;
     zone_scope& operator=(const zone_scope&) = delete;

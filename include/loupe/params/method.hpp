@@ -377,10 +377,8 @@ public:
                 flags_ | (detail::uncaught_exceptions(detail::t_state) > uncaught_ ? detail::method_exceptional : 0));
             if (frame_ != detail::no_frame || flags != 0) {
                 detail::push_method_call(where_, t0_, sessions_, plan_, frame_, flags);
-            } else if (LOUPE_UNLIKELY(plan_ != nullptr)) {  // nothing but timing: a plain zone named by the signature
-                detail::push_zone_with_metrics(&where_->zone, t0_, sessions_, *plan_);
-            } else {
-                detail::push(&where_->zone, t0_, detail::read_ticks(), sessions_);
+            } else {  // nothing but timing: a plain zone named by the signature
+                detail::end_zone(&where_->zone, t0_, sessions_, plan_);
             }
         }
     }
