@@ -25,6 +25,7 @@
 #include "loupe/config.hpp"
 #include "loupe/context.hpp"
 #include "loupe/error.hpp"
+#include "loupe/flow.hpp"
 #include "loupe/filter.hpp"
 #include "loupe/params.hpp"
 #include "loupe/session.hpp"
@@ -69,6 +70,22 @@
                 ::loupe::counter(loupe_counter_site, static_cast<double>(value));             \
         } while (0)
 
+/// Records a point named `name` that starts or continues the flow `id`
+/// (a std::uint64_t from loupe::new_flow_id(); see flow.hpp). `id` is
+/// evaluated once, whether or not anything records.
+#    define LOUPE_FLOW(name, id)                                                     \
+        do {                                                                         \
+            LOUPE_DETAIL_SITE(loupe_flow_site, name, flow);                          \
+            ::loupe::flow(loupe_flow_site, id);                                      \
+        } while (0)
+
+/// Records a point named `name` that ends the flow `id` (as LOUPE_FLOW).
+#    define LOUPE_FLOW_END(name, id)                                                 \
+        do {                                                                         \
+            LOUPE_DETAIL_SITE(loupe_flow_site, name, flow_end);                      \
+            ::loupe::flow(loupe_flow_site, id);                                      \
+        } while (0)
+
 /// Names the calling thread in traces (see loupe::set_thread_name).
 #    define LOUPE_THREAD_NAME(name) ::loupe::set_thread_name(name)
 
@@ -78,6 +95,8 @@
 #    define LOUPE_FUNCTION() static_cast<void>(0)
 #    define LOUPE_INSTANT(name) static_cast<void>(0)
 #    define LOUPE_COUNTER(name, value) static_cast<void>(0)
+#    define LOUPE_FLOW(name, id) static_cast<void>(0)
+#    define LOUPE_FLOW_END(name, id) static_cast<void>(0)
 #    define LOUPE_THREAD_NAME(name) static_cast<void>(0)
 
 #endif

@@ -76,6 +76,7 @@ struct trace {
     /// Method calls' values (see trace_method_call::params_begin). Their
     /// text views storage the trace owns and shares with its copies.
     std::vector<param_value> param_values;
+    std::vector<trace_flow> flows;  ///< FLOW records in file order (per thread, by time)
     trace_end_info end;                ///< END record (zero when !complete)
     bool complete = false;             ///< false only for a cut-short trace read with accept_truncated
 
@@ -215,6 +216,7 @@ public:
         out_.param_specs.push_back(s);
     }
     void on_apply_error(std::uint64_t, const trace_apply_error& e) override { out_.apply_errors.push_back(e); }
+    void on_flow(std::uint64_t, const trace_flow& f) override { out_.flows.push_back(f); }
     // As ZONE_METRICS, METHOD_CALL follows the EVENTS record whose last
     // event is the call's zone. Values' text views the input until
     // finish_params copies it into the trace.

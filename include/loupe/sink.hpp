@@ -67,6 +67,8 @@ enum class record_kind : std::uint8_t {
     param_apply_error,  ///< `where` (a method site), `apply_error`: a spec that matched the method but
                         ///< did not fit its parameter types; its values there read EnableFailed.
                         ///< Once per (site, spec) and session.
+    flow,  ///< `where` (its kind: site_kind::flow starts or continues, flow_end ends), `thread`,
+           ///< `begin_ns` (= `end_ns`), `flow_id`: a point of a flow (flow.hpp)
 };
 
 /// What a method call carries besides its zone (record_kind::zone whose
@@ -125,6 +127,7 @@ struct record {
     const method_call* method = nullptr;
     const param_spec_info* spec = nullptr;         ///< for record_kind::param_spec
     const param_apply_error* apply_error = nullptr;  ///< for record_kind::param_apply_error
+    std::uint64_t flow_id = 0;                       ///< for record_kind::flow: never 0
 };
 
 /// Base class of every sink.

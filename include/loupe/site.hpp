@@ -9,10 +9,12 @@ namespace loupe {
 
 /// What kind of event a call site produces. Also the bit that the global
 /// "armed" mask and a session's `kinds` use (see `event_kinds`).
-enum class site_kind : std::uint8_t { zone = 1, instant = 2, counter = 3, io = 4, method = 5 };
+/// `flow` and `flow_end` are points of a flow (flow.hpp): the first starts or
+/// continues the flow its call gives, the second ends it.
+enum class site_kind : std::uint8_t { zone = 1, instant = 2, counter = 3, io = 4, method = 5, flow = 6, flow_end = 7 };
 
 /// Number of site_kind values plus one (kinds index arrays by their value).
-inline constexpr unsigned site_kind_slots = 6;
+inline constexpr unsigned site_kind_slots = 8;
 
 /// Bit masks of event kinds, for `session_config::kinds`.
 namespace kinds {
@@ -28,7 +30,11 @@ inline constexpr std::uint32_t io = 1u << static_cast<unsigned>(site_kind::io);
 /// events reach sinks as zones (`record::method` set); `site_kind::method`
 /// is the gate's bit, never a site's own kind.
 inline constexpr std::uint32_t methods = 1u << static_cast<unsigned>(site_kind::method);
-inline constexpr std::uint32_t all = zones | instants | counters | io | methods;
+/// Flow points (LOUPE_FLOW, LOUPE_FLOW_END; flow.hpp): the arrows that link
+/// the work one request does on several threads (or processes).
+inline constexpr std::uint32_t flows =
+    1u << static_cast<unsigned>(site_kind::flow) | 1u << static_cast<unsigned>(site_kind::flow_end);
+inline constexpr std::uint32_t all = zones | instants | counters | io | methods | flows;
 }  // namespace kinds
 
 /// The `kinds` bit of one site kind.

@@ -209,6 +209,25 @@ struct trace_method_call_record {
     std::vector<param_value> values;
 };
 
+/// A FLOW record (since 1.6): a point of flow `flow_id` on `thread_id` at
+/// `time_ns`, at site `site_id` (an instant site); `terminates`: the point
+/// ends the flow (LOUPE_FLOW_END), else it starts or continues it.
+struct trace_flow {
+    std::uint64_t thread_id = 0;
+    std::uint64_t site_id = 0;
+    std::uint64_t time_ns = 0;
+    std::uint64_t flow_id = 0;  ///< never 0
+    bool terminates = false;
+};
+
+/// A flow id as text: 16 lowercase hex digits (as a W3C trace context's
+/// parent-id), since JSON numbers lose integers above 2^53.
+inline std::string flow_id_text(std::uint64_t id) {
+    std::string s(16, '0');
+    for (int i = 15; i >= 0; --i, id >>= 4) s[static_cast<std::size_t>(i)] = "0123456789abcdef"[id & 15];
+    return s;
+}
+
 struct trace_end_info {
     std::uint64_t events_written = 0;
     std::uint64_t events_dropped = 0;
@@ -241,6 +260,7 @@ public:
     /// that zone's ZONE_METRICS, if any).
     virtual void on_method_call(std::uint64_t /*offset*/, const trace_method_call_record&) {}
     virtual void on_apply_error(std::uint64_t /*offset*/, const trace_apply_error&) {}
+    virtual void on_flow(std::uint64_t /*offset*/, const trace_flow&) {}
     /// A record of a kind this reader does not know (skipped).
     virtual void on_unknown(std::uint64_t /*offset*/, std::uint8_t /*kind*/, std::uint64_t /*payload_bytes*/) {}
 };
@@ -604,6 +624,7 @@ private:
             case format::rec_apply_error:
                 apply_error(at, c);
                 break;
+            case format::rec_flow: flow(at, c); break;
             default:
                 visitor_.on_unknown(at, kind, length);
                 c = trace_cursor(data_, payload_end, payload_end);
@@ -637,6 +658,7 @@ private:
                 return "METHOD_CALL";
             case format::rec_apply_error:
                 return "APPLY_ERROR";
+            case format::rec_flow: return "FLOW";
             default: return "unknown";
         }
     }
@@ -922,6 +944,34 @@ private:
         const std::string_view reason = c.bytes("APPLY_ERROR reason");
         e.reason.assign(reason.data(), reason.size());
         visitor_.on_apply_error(at, e);
+    }
+
+    void flow(std::uint64_t at, trace_cursor& c) {
+        trace_flow f;
+        known_thread(c, "FLOW thread");
+        f.thread_id = current_thread_;
+        const std::uint64_t site_at = c.pos();
+        f.site_id = c.varint("FLOW site");
+        const auto site = sites_.find(f.site_id);
+        if (site == sites_.end()) {
+            throw trace_error(site_at, "FLOW site " + std::to_string(f.site_id) + " is not defined before it");
+        }
+        if (site->second != site_kind::instant) {
+            throw trace_error(site_at, "FLOW site " + std::to_string(f.site_id) + " is of kind " +
+                                           std::to_string(static_cast<unsigned>(site->second)) +
+                                           "; expected an instant site (kind 2)");
+        }
+        f.time_ns = info_.start_ns + static_cast<std::uint64_t>(format::unzigzag(c.varint("FLOW time")));
+        const std::uint64_t id_at = c.pos();
+        f.flow_id = c.u64("FLOW id");
+        if (f.flow_id == 0) throw trace_error(id_at, "FLOW id 0 is reserved for \"no flow\"; expected an id >= 1");
+        const std::uint64_t flags_at = c.pos();
+        const std::uint8_t flags = c.u8("FLOW flags");
+        if (flags > format::flow_terminates) {
+            throw trace_error(flags_at, "FLOW flags " + std::to_string(flags) + " has unknown bits; expected 0 or 1");
+        }
+        f.terminates = flags == format::flow_terminates;
+        visitor_.on_flow(at, f);
     }
 
     void end(std::uint64_t at, trace_cursor& c) {

@@ -86,6 +86,8 @@ struct instant {
     std::string name;
     std::uint64_t time = 0;
     std::map<std::string, std::string> args;
+    std::vector<std::uint64_t> flow_ids;              // TrackEvent.flow_ids
+    std::vector<std::uint64_t> terminating_flow_ids;  // TrackEvent.terminating_flow_ids
 };
 struct counter_value {
     std::string track;
@@ -278,7 +280,10 @@ inline model replay(std::string_view compressed_or_not) {
                 std::string inline_name;
                 double value = 0;
                 std::map<std::string, std::string> args;
+                std::vector<std::uint64_t> flow_ids, terminating_flow_ids;
                 for (const field& e : parse(f.bytes, k)) {
+                    if (e.number == 47 && e.wire == 1) flow_ids.push_back(e.value);
+                    if (e.number == 48 && e.wire == 1) terminating_flow_ids.push_back(e.value);
                     if (e.number == 9) type = e.value;
                     if (e.number == 10) name_iid = e.value;
                     if (e.number == 23) inline_name = std::string(e.bytes);
@@ -304,7 +309,7 @@ inline model replay(std::string_view compressed_or_not) {
                     name = s.names[name_iid];
                 }
                 if (track == process_uuid && process_uuid != 0) {
-                    m.process_instants.push_back({name, time, args});
+                    m.process_instants.push_back({name, time, args, {}, {}});
                     if (args.count("count")) m.process_instant_counts[name] = std::stoull(args["count"]);
                     continue;
                 }
@@ -327,7 +332,7 @@ inline model replay(std::string_view compressed_or_not) {
                         s.open.pop_back();
                     }
                 } else if (type == 3) {
-                    t.instants.push_back({name, time, args});
+                    t.instants.push_back({name, time, args, flow_ids, terminating_flow_ids});
                 } else {
                     fail("unexpected track event type " + std::to_string(type));
                 }

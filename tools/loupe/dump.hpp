@@ -247,6 +247,20 @@ public:
         }
     }
 
+    void on_flow(std::uint64_t at, const loupe::trace_flow& f) override {
+        const std::string& name = site_names_[f.site_id];
+        const char* role = f.terminates ? "end" : "step";
+        if (json_) {
+            line(open(at, "flow") + ",\"thread\":" + std::to_string(f.thread_id) + ",\"site\":" +
+                 std::to_string(f.site_id) + ",\"name\":" + q(name) + ",\"time_ns\":" + std::to_string(f.time_ns) +
+                 ",\"id\":\"" + loupe::flow_id_text(f.flow_id) + "\",\"role\":\"" + role + "\"}");
+        } else {
+            text(at, "FLOW", "thread " + std::to_string(f.thread_id) + " site " + std::to_string(f.site_id) + " " +
+                                 q(name) + " id " + loupe::flow_id_text(f.flow_id) + " " + role + " at " +
+                                 std::to_string(f.time_ns));
+        }
+    }
+
     void on_unknown(std::uint64_t at, std::uint8_t kind, std::uint64_t bytes) override {
         if (json_) {
             line(open(at, "unknown") + ",\"kind\":" + std::to_string(kind) + ",\"bytes\":" + std::to_string(bytes) +
@@ -265,6 +279,8 @@ private:
             case loupe::site_kind::io: return "io";
             case loupe::site_kind::method:
                 return "method";
+            case loupe::site_kind::flow: return "flow";
+            case loupe::site_kind::flow_end: return "flow_end";
         }
         return "?";
     }

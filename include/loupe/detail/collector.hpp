@@ -229,6 +229,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         std::uint64_t targets = raw.sessions & live_mask;
         if (targets == 0) return true;
         rec.where = raw.where;
+        rec.flow_id = 0;
         switch (raw.where->kind) {
             case site_kind::zone:
                 rec.kind = record_kind::zone;
@@ -245,6 +246,12 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                 rec.kind = record_kind::counter;
                 rec.begin_ns = rec.end_ns = clock_.to_ns(raw.t0);
                 std::memcpy(&rec.value, &raw.t1, sizeof rec.value);
+                break;
+            case site_kind::flow:
+            case site_kind::flow_end:
+                rec.kind = record_kind::flow;
+                rec.begin_ns = rec.end_ns = clock_.to_ns(raw.t0);
+                rec.flow_id = raw.t1;
                 break;
             case site_kind::io:  // not a call-site kind (I/O comes as marker + payload): ignored
             case site_kind::method:  // likewise (method calls come as marker + payload)

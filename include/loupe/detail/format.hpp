@@ -14,7 +14,7 @@ namespace loupe::detail::format {
 inline constexpr unsigned char magic[8] = {0x89, 'L', 'O', 'U', 'P', 'E', '\r', '\n'};
 inline constexpr std::size_t header_size = 16;  // magic, u16 major, u16 minor, u32 flags
 inline constexpr std::uint16_t version_major = 1;
-inline constexpr std::uint16_t version_minor = 5;
+inline constexpr std::uint16_t version_minor = 6;
 
 /// Top-level record kinds. Every record is `u8 kind, varint length, payload`;
 /// a reader skips kinds it does not know.
@@ -35,6 +35,7 @@ enum record_kind : std::uint8_t {
     rec_param_spec = 0x0E,     // since 1.4
     rec_method_call = 0x0F,    // since 1.4
     rec_apply_error = 0x10,    // since 1.4
+    rec_flow = 0x11,           // since 1.6
 };
 
 /// Event tags inside an EVENTS record. The set is closed for a format
@@ -47,6 +48,8 @@ enum event_tag : std::uint8_t {
 
 /// METHOD_CALL flags.
 enum method_call_flag : std::uint8_t { call_exceptional = 1, call_has_cpu = 2, call_values_lost = 4 /* since 1.5 */ };
+/// FLOW flags.
+enum flow_flag : std::uint8_t { flow_terminates = 1 };
 /// METHOD_CALL value flags (strings and type names).
 enum value_flag : std::uint8_t { value_truncated = 1 };
 

@@ -373,7 +373,7 @@ private:
         const std::string who = "session '" + cfg.name + "': ";
         if (cfg.kinds == 0 || (cfg.kinds & ~kinds::all) != 0) {
             throw error(who + "kinds = " + std::to_string(cfg.kinds) +
-                        ": expected a non-empty OR of loupe::kinds::zones, instants, counters, io, methods");
+                        ": expected a non-empty OR of loupe::kinds::zones, instants, counters, io, methods, flows");
         }
         if (cfg.sinks.empty()) throw error(who + "sinks is empty: expected at least one sink");
         for (std::size_t i = 0; i < cfg.sinks.size(); ++i) {
@@ -730,7 +730,8 @@ LOUPE_NOINLINE std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) 
                   : nullptr;
     ts.epoch = epoch;
     const std::uint64_t wanted = by_kind[static_cast<unsigned>(kind)];
-    const std::uint64_t recording = by_kind[1] | by_kind[2] | by_kind[3] | by_kind[4] | by_kind[5];
+    std::uint64_t recording = 0;
+    for (const std::uint64_t sessions : by_kind) recording |= sessions;
     const context_state& c = t_context;
     const bool has_context = c.length[0] | c.length[1] | c.length[2] | c.length[3] | c.length[4] | c.length[5];
     if (recording == 0 || (!has_context && !ts.context_shown)) return wanted;

@@ -43,6 +43,8 @@ public:
                 return param_spec(r);
             case record_kind::param_apply_error:
                 return apply_error(r);
+            case record_kind::flow:
+                return flow(r);
         }
     }
 
@@ -256,7 +258,7 @@ private:
             sites_.emplace(where, id);
             close_batch();
             append_varint(scratch_, id);
-            scratch_.push_back(static_cast<unsigned char>(where->kind));
+            scratch_.push_back(static_cast<unsigned char>(file_site_kind(where->kind)));
             append_varint(scratch_, name);
             append_varint(scratch_, file);
             append_varint(scratch_, where->line);
@@ -266,6 +268,28 @@ private:
         last_site_ = where;
         last_site_id_ = id;
         return id;
+    }
+
+    // A flow point's site is an instant site in the file (readers before 1.6
+    // know kinds 1-3 only); its FLOW record says what it does.
+    static site_kind file_site_kind(site_kind k) noexcept {
+        return k == site_kind::flow || k == site_kind::flow_end ? site_kind::instant : k;
+    }
+
+    // A flow point: a record of its own (readers before 1.6 skip it), with
+    // its time, so that it can be read without the EVENTS records.
+    void flow(const record& r) {
+        thread(*r.thread);
+        const std::uint64_t site = site_id(r.where);
+        close_batch();
+        append_varint(scratch_, r.thread->id);
+        append_varint(scratch_, site);
+        append_varint(scratch_, format::zigzag(static_cast<std::int64_t>(r.begin_ns - start_ns_)));
+        unsigned char fixed[8];
+        format::put_u64(fixed, r.flow_id);
+        scratch_.insert(scratch_.end(), fixed, fixed + 8);
+        scratch_.push_back(r.where->kind == site_kind::flow_end ? format::flow_terminates : 0);
+        emit(format::rec_flow);
     }
 
     // Defines (or renames) the thread when needed; returns its entry.

@@ -27,6 +27,7 @@ struct memory_event {
     double value = 0.0;
     std::uint64_t count = 0;
     std::uint64_t dropped_total = 0;
+    std::uint64_t flow_id = 0;  ///< for record_kind::flow (`where->kind` says whether it ends the flow)
     loupe::context context;  ///< for record_kind::context
     io_operation io;         ///< for record_kind::io
     /// For record_kind::io_resource: the resource, its name copied into
@@ -86,6 +87,7 @@ public:
         e.value = r.value;
         e.count = r.count;
         e.dropped_total = r.dropped_total;
+        e.flow_id = r.flow_id;
         if (r.context) e.context = *r.context;
         if (r.io) e.io = *r.io;
         if (r.resource) {

@@ -30,6 +30,13 @@
 //   "NullInCall"; truncated text ending in "…"); "exceptional": true when
 //   the call left by an exception, "values_lost": true when some of its
 //   values did not fit, "cpu_ns" when its thread CPU time was measured;
+// - flow points (flow.hpp) are instants with "args": {"flow": "<16 hex
+//   digits>"}, each with a flow event at its time ("ph":"s" for the earliest
+//   point of an id, "f" for LOUPE_FLOW_END, "t" otherwise; "cat":
+//   "loupe.flow", "id": the flow id, "bp":"e"): chrome://tracing and
+//   ui.perfetto.dev draw the arrow between the zones around the points (a
+//   point outside any zone has no arrow there; the Perfetto output links the
+//   points themselves);
 // - "otherData" holds the session name, its wall-clock start
 //   (wall_anchor_ns, ns since 1970, at timestamp start_ns/1000 µs) and the
 //   number of events lost to full rings.
@@ -45,6 +52,7 @@
 #include <cstdio>
 #include <limits>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -100,11 +108,7 @@ public:
         contexts_ = &contexts;
         metrics_ = &metrics;
         tid_ = std::to_string(thread.os_tid != 0 ? thread.os_tid : thread.id);
-        if (!thread.name.empty()) {
-            *out_ += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + pid_ + ",\"tid\":" + tid_ + ",\"args\":{\"name\":";
-            report::json::append_string(*out_, thread.name);
-            *out_ += "}}";
-        }
+        write_thread_name(thread);
         thread_has_metrics_ = !metrics.empty();
         thread_has_calls_ = metrics.has_calls();
         loupe::detail::replay_thread(events, begins_, [&](const loupe::detail::timeline_step& step) {
@@ -112,9 +116,54 @@ public:
         });
     }
 
-    void finish() { *out_ += "\n]}\n"; }
+    /// After the last thread: flow points, and the end.
+    void finish() {
+        write_flows();
+        *out_ += "\n]}\n";
+    }
 
 private:
+    void write_thread_name(const trace_thread& thread) {
+        if (thread.name.empty()) return;
+        *out_ += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + pid_ + ",\"tid\":" + tid_ + ",\"args\":{\"name\":";
+        report::json::append_string(*out_, thread.name);
+        *out_ += "}}";
+    }
+
+    // Each flow point: an instant and the flow event that binds it. A
+    // thread whose only events are flow points is named here (naming a
+    // thread again is allowed).
+    void write_flows() {
+        if (t_.flows.empty()) return;
+        std::unordered_map<std::uint64_t, std::size_t> first_point;  // flow id -> its earliest point (index)
+        for (std::size_t i = 0; i < t_.flows.size(); ++i) {
+            const auto [it, fresh] = first_point.try_emplace(t_.flows[i].flow_id, i);
+            if (!fresh && t_.flows[i].time_ns < t_.flows[it->second].time_ns) it->second = i;
+        }
+        std::vector<bool> named(t_.threads.size(), false);
+        for (std::size_t i = 0; i < t_.flows.size(); ++i) {
+            const trace_flow& f = t_.flows[i];
+            const trace_thread* thread = t_.find_thread(f.thread_id);
+            const trace_site* site = t_.find_site(f.site_id);
+            if (!thread || !site) continue;  // the decoder checked both; a hand-made trace may not have
+            tid_ = std::to_string(thread->os_tid != 0 ? thread->os_tid : thread->id);
+            const std::size_t index = static_cast<std::size_t>(thread - t_.threads.data());
+            if (!named[index]) write_thread_name(*thread);
+            named[index] = true;
+            const std::string id = loupe::flow_id_text(f.flow_id);
+            *out_ += ",\n{\"ph\":\"i\",\"s\":\"t\",\"name\":";
+            report::json::append_string(*out_, site->name);
+            *out_ += ",\"pid\":" + pid_ + ",\"tid\":" + tid_ + ",\"ts\":";
+            append_microseconds(*out_, f.time_ns);
+            *out_ += ",\"args\":{\"flow\":\"" + id + "\"}}";
+            const char* phase = f.terminates ? "f" : first_point[f.flow_id] == i ? "s" : "t";
+            *out_ += ",\n{\"ph\":\"" + std::string(phase) + "\",\"bp\":\"e\",\"cat\":\"loupe.flow\",\"name\":\"flow\",\"id\":\"0x" +
+                     id + "\",\"pid\":" + pid_ + ",\"tid\":" + tid_ + ",\"ts\":";
+            append_microseconds(*out_, f.time_ns);
+            *out_ += '}';
+        }
+    }
+
     void prepare() {
         // Names are quoted once per site, not once per event.
         quoted_sites_.clear();

@@ -30,6 +30,11 @@
 //   "[k]"), plus "exceptional" (true) when the call left by an exception,
 //   "values_lost" (true) when some of its values did not fit, and "cpu_ns"
 //   when its thread CPU time was measured;
+// - flow points (flow.hpp) as instants on their thread's track that carry
+//   their flow id (TrackEvent.flow_ids, or terminating_flow_ids for
+//   LOUPE_FLOW_END): the viewer draws the arrows from the earliest point of
+//   an id to the next; a flow id written by another process's trace joins
+//   the two when they are opened together;
 // - events lost to full rings as one instant "loupe: events dropped" on the
 //   process track at the session's end, with the count as an annotation;
 // - a clock snapshot tying the timeline to wall-clock time (REALTIME), so
@@ -88,7 +93,8 @@ constexpr std::uint32_t process_pid = 1, process_name = 6;
 constexpr std::uint32_t thread_pid = 1, thread_tid = 2, thread_name = 5;
 // TrackEvent
 constexpr std::uint32_t event_annotations = 4, event_type = 9, event_name_iid = 10, event_track_uuid = 11,
-                        event_name = 23, event_double_counter_value = 44;
+                        event_name = 23, event_double_counter_value = 44, event_flow_ids = 47,
+                        event_terminating_flow_ids = 48;
 // DebugAnnotation
 constexpr std::uint32_t annotation_name_iid = 1, annotation_bool_value = 2, annotation_uint_value = 3,
                         annotation_int_value = 4, annotation_double_value = 5, annotation_string_value = 6,
@@ -183,8 +189,9 @@ public:
         flush();
     }
 
-    /// After the last thread: drop counts.
+    /// After the last thread: flow points and drop counts.
     void finish() {
+        write_flows();
         write_drops();
         flush();
     }
@@ -286,7 +293,6 @@ private:
         sequence_ = static_cast<std::uint32_t>(process_sequence + 1 + (&thread - t_.threads.data()));
         thread_uuid_ = track_uuid(t_.session.pid, thread_track, thread.id);
         thread_id_ = thread.id;
-        const std::uint64_t tid = thread.os_tid != 0 ? thread.os_tid : thread.id;
         last_time_ = UINT64_MAX;
         for (const loupe::detail::timeline_event& e : *events_) last_time_ = std::min(last_time_, e.begin_ns);
         reset_interning();
@@ -311,15 +317,7 @@ private:
         close_packet(packet);
 
         packet = open_packet(sequence_);
-        std::size_t track = pb::open(out_, field::track_descriptor);
-        pb::append_uint(out_, field::track_uuid, thread_uuid_);
-        pb::append_uint(out_, field::parent_uuid, track_uuid(t_.session.pid, process_track, 0));
-        std::size_t descriptor = pb::open(out_, field::track_thread);
-        pb::append_uint(out_, field::thread_pid, t_.session.pid);
-        pb::append_uint(out_, field::thread_tid, tid);
-        if (!thread.name.empty()) pb::append_bytes(out_, field::thread_name, printable_text(thread.name));
-        pb::close(out_, descriptor);
-        pb::close(out_, track);
+        append_thread_descriptor(thread);
         thread_has_metrics_ = !metrics_->empty();
         thread_has_calls_ = metrics_->has_calls();
         if (thread_has_metrics_ || thread_has_calls_) write_metric_names();
@@ -327,6 +325,49 @@ private:
 
         loupe::detail::replay_thread(*events_, begins_,
                                      [&](const loupe::detail::timeline_step& step) { write_step(step); });
+    }
+
+    // The thread's track (tid, name) under the process track.
+    void append_thread_descriptor(const trace_thread& thread) {
+        const std::size_t track = pb::open(out_, field::track_descriptor);
+        pb::append_uint(out_, field::track_uuid, track_uuid(t_.session.pid, thread_track, thread.id));
+        pb::append_uint(out_, field::parent_uuid, track_uuid(t_.session.pid, process_track, 0));
+        const std::size_t descriptor = pb::open(out_, field::track_thread);
+        pb::append_uint(out_, field::thread_pid, t_.session.pid);
+        pb::append_uint(out_, field::thread_tid, thread.os_tid != 0 ? thread.os_tid : thread.id);
+        if (!thread.name.empty()) pb::append_bytes(out_, field::thread_name, printable_text(thread.name));
+        pb::close(out_, descriptor);
+        pb::close(out_, track);
+    }
+
+    // Flow points, on the process's sequence (absolute times, names inline:
+    // flows are few next to zones), each on its thread's track. A thread
+    // whose only events are flow points gets its track described here
+    // (describing a track again is allowed).
+    void write_flows() {
+        std::vector<bool> described(t_.threads.size(), false);
+        for (const trace_flow& f : t_.flows) {
+            const trace_thread* thread = t_.find_thread(f.thread_id);
+            const trace_site* site = t_.find_site(f.site_id);
+            if (!thread || !site) continue;  // the decoder checked both; a hand-made trace may not have
+            const std::size_t index = static_cast<std::size_t>(thread - t_.threads.data());
+            if (!described[index]) {
+                const std::size_t packet = open_packet(process_sequence);
+                append_thread_descriptor(*thread);
+                close_packet(packet);
+                described[index] = true;
+            }
+            const std::size_t packet = open_packet(process_sequence);
+            pb::append_uint(out_, field::timestamp, f.time_ns);
+            const std::size_t event = pb::open(out_, field::track_event);
+            pb::append_uint(out_, field::event_type, instant_event);
+            pb::append_uint(out_, field::event_track_uuid, track_uuid(t_.session.pid, thread_track, thread->id));
+            pb::append_bytes(out_, field::event_name, printable_text(site->name));
+            pb::append_fixed64(out_, f.terminates ? field::event_terminating_flow_ids : field::event_flow_ids,
+                               f.flow_id);
+            pb::close(out_, event);
+            close_packet(packet);
+        }
     }
 
     void write_step(const loupe::detail::timeline_step& step) {
