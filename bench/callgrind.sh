@@ -21,7 +21,7 @@ callgrind_annotate --inclusive=yes --threshold=100 "$out/cg.out" 2>/dev/null |
         }
         END {
             printf "%-28s %10s %12s\n", "case", "Ir/iter", "minus empty"
-            n = split("empty zone_idle zone_filtered_out annotate_one_field floor_two_tsc_ring_write zone_recorded zone_recorded_push_metric", order, " ")
+            n = split("empty zone_idle zone_filtered_out annotate_one_field floor_two_tsc_ring_write zone_recorded zone_recorded_push_metric flow_idle flow_recorded", order, " ")
             for (i = 1; i <= n; i++) {
                 c = order[i]
                 printf "%-28s %10.2f %12.2f\n", c, ir[c], ir[c] - ir["empty"]

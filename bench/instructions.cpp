@@ -51,6 +51,20 @@ LOUPE_BENCH_CASE case_zone_recorded() {
     }
 }
 
+LOUPE_BENCH_CASE case_flow_idle() {
+    for (long i = 0; i < iterations; ++i) {
+        LOUPE_FLOW("idle", 1);
+        asm volatile("" ::: "memory");
+    }
+}
+
+LOUPE_BENCH_CASE case_flow_recorded() {
+    for (long i = 0; i < iterations; ++i) {
+        LOUPE_FLOW("recorded", 1);
+        asm volatile("" ::: "memory");
+    }
+}
+
 // A zone carrying the delta of one push metric (a session with metrics).
 LOUPE_BENCH_CASE case_zone_recorded_push_metric() {
     for (long i = 0; i < iterations; ++i) {
@@ -163,6 +177,7 @@ int main() {
     zero_fd = loupe::io::open("/dev/zero", O_RDONLY);
     case_empty();
     case_zone_idle();
+    case_flow_idle();
     case_method_plain();
     case_method_idle();
     case_floor_two_tsc_ring_write();
@@ -189,9 +204,10 @@ int main() {
     // A ring that holds every iteration, and block: each iteration takes the
     // plain recording path, never the drop or wait path.
     cfg.overflow = loupe::overflow_policy::block;
-    cfg.ring_bytes = std::size_t{64} << 20;  // room for every iteration: no waiting either
+    cfg.ring_bytes = std::size_t{128} << 20;  // room for every iteration: no waiting either
     auto session = loupe::start_session(cfg);
     case_zone_recorded();
+    case_flow_recorded();
     case_io_read_wrapped_recorded();
     auto stats = session.stop();
     {
@@ -228,5 +244,5 @@ int main() {
     stats.delivered += metric_stats.delivered - iterations;
     std::printf("iterations %ld, io_iterations %ld, recorded %llu, dropped %llu\n", iterations, io_iterations,
                 static_cast<unsigned long long>(stats.delivered), static_cast<unsigned long long>(stats.dropped));
-    return stats.delivered == static_cast<unsigned long long>(iterations + io_iterations) ? 0 : 1;
+    return stats.delivered == static_cast<unsigned long long>(2 * iterations + io_iterations) ? 0 : 1;
 }
