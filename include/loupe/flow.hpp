@@ -15,7 +15,8 @@
 // and random across processes (64 bits), so a flow id sent along with a
 // request to another process links the two processes' traces when they are
 // opened together: the same width and role as a W3C trace context's parent
-// id. Id 0 is "no flow": points with it record nothing.
+// id (flow_id_text and parse_flow_id carry one in a header). Id 0 is "no
+// flow": points with it record nothing.
 //
 // Cost: as an instant (zone.hpp): one load and a branch when no session
 // records flows from this thread; one timestamp and one 32-byte ring write
@@ -30,6 +31,7 @@
 #include "loupe/config.hpp"
 #include "loupe/detail/runtime.hpp"
 #include "loupe/detail/thread_state.hpp"
+#include "loupe/flow_id_text.hpp"
 #include "loupe/site.hpp"
 
 #if LOUPE_OS_POSIX

@@ -27,6 +27,7 @@
 #include "loupe/context.hpp"
 #include "loupe/detail/format.hpp"
 #include "loupe/error.hpp"
+#include "loupe/flow_id_text.hpp"
 #include "loupe/metric_types.hpp"
 #include "loupe/sink.hpp"
 #include "loupe/site.hpp"
@@ -219,14 +220,6 @@ struct trace_flow {
     std::uint64_t flow_id = 0;  ///< never 0
     bool terminates = false;
 };
-
-/// A flow id as text: 16 lowercase hex digits (as a W3C trace context's
-/// parent-id), since JSON numbers lose integers above 2^53.
-inline std::string flow_id_text(std::uint64_t id) {
-    std::string s(16, '0');
-    for (int i = 15; i >= 0; --i, id >>= 4) s[static_cast<std::size_t>(i)] = "0123456789abcdef"[id & 15];
-    return s;
-}
 
 struct trace_end_info {
     std::uint64_t events_written = 0;

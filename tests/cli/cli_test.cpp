@@ -682,3 +682,75 @@ TEST(CliParamsUsage, ATraceWithoutParametersSaysSoAndUsageErrorsNameTheArgument)
         EXPECT_NE(u.err.find("usage: loupe"), std::string::npos) << args;
     }
 }
+
+namespace {
+
+// Two requests, each a flow from a client thread to a worker and back:
+// "sent" -> "received" (across threads) -> "answered" (across threads, ends).
+std::string write_flow_trace(std::uint64_t& first_id) {
+    const std::string path = temp_trace_path("cli_flows");
+    loupe::session_config cfg;
+    cfg.name = "flows";
+    cfg.sinks = {std::make_shared<loupe::sinks::file_sink>(path)};
+    auto session = loupe::start_session(cfg);
+    for (int request = 0; request < 2; ++request) {
+        const std::uint64_t id = loupe::new_flow_id();
+        if (request == 0) first_id = id;
+        LOUPE_FLOW("sent", id);
+        std::thread([id] { LOUPE_FLOW("received", id); }).join();
+        LOUPE_FLOW_END("answered", id);
+    }
+    session.stop();
+    return path;
+}
+
+}  // namespace
+
+TEST(CliFlows, DumpShowsFlowRecordsAndStatsFlowsGroupsTheHops) {
+    std::uint64_t first_id = 0;
+    const std::string path = write_flow_trace(first_id);
+    const run_result dump = run_cli("dump '" + path + "'");
+    ASSERT_EQ(dump.status, 0) << dump.err;
+    EXPECT_EQ(count_of(dump.out, "FLOW "), 6u) << dump.out;
+    EXPECT_NE(dump.out.find("\"sent\" id " + loupe::flow_id_text(first_id) + " step"), std::string::npos) << dump.out;
+    EXPECT_NE(dump.out.find("\"answered\" id " + loupe::flow_id_text(first_id) + " end"), std::string::npos);
+    const run_result dump_json = run_cli("dump '" + path + "' --json");
+    EXPECT_EQ(count_of(dump_json.out, "\"record\":\"flow\""), 6u);
+    EXPECT_NE(dump_json.out.find("\"id\":\"" + loupe::flow_id_text(first_id) + "\",\"role\":\"end\""), std::string::npos);
+
+    const run_result stats = run_cli("stats '" + path + "' --flows");
+    ASSERT_EQ(stats.status, 0) << stats.err;
+    EXPECT_NE(stats.out.find("6 flow points, 2 flows (2 ended, 0 with one point here)"), std::string::npos) << stats.out;
+    EXPECT_NE(stats.out.find("sent -> received"), std::string::npos) << stats.out;
+    EXPECT_NE(stats.out.find("received -> answered"), std::string::npos) << stats.out;
+    const run_result json = run_cli("stats '" + path + "' --flows --json");
+    ASSERT_EQ(json.status, 0) << json.err;
+    loupe_test::json::value doc;
+    ASSERT_EQ(loupe_test::json::parse(json.out, doc), "") << json.out;
+    EXPECT_EQ(doc["flows"].n, 2);
+    ASSERT_EQ(doc["hops"].items.size(), 2u);
+    for (const auto& hop : doc["hops"].items) {
+        EXPECT_EQ(hop["stats"]["count"].n, 2) << json.out;
+        EXPECT_EQ(hop["cross_thread"].n, 2) << json.out;  // every hop changes thread
+    }
+    std::remove(path.c_str());
+}
+
+TEST(CliFlows, ATraceWithoutFlowsSaysSoAndUsageErrorsNameTheArgument) {
+    const std::string path = temp_trace_path("cli_no_flows");
+    write_small_trace(path);
+    const run_result r = run_cli("stats '" + path + "' --flows");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("no flows recorded"), std::string::npos) << r.out;
+    std::remove(path.c_str());
+    const std::pair<const char*, const char*> cases[] = {
+        {"dump x.loupe --flows", "--flows (argument 3) applies to 'stats' only"},
+        {"stats x.loupe --flows --params", "--params (argument 4) does not apply to stats --flows (argument 3)"},
+        {"stats x.loupe --flows --by user", "--by (argument 4) does not apply to stats --flows (argument 3)"},
+    };
+    for (const auto& [args, message] : cases) {
+        const run_result u = run_cli(args);
+        EXPECT_EQ(u.status, 2) << args;
+        EXPECT_EQ(u.err.rfind(std::string("loupe: ") + message, 0), 0u) << args << "\n" << u.err;
+    }
+}

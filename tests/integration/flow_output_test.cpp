@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <loupe/reader.hpp>
+#include <loupe/report/flow_stats.hpp>
 #include <loupe/viewer/chrome_json.hpp>
 #include <loupe/viewer/perfetto.hpp>
 
@@ -274,4 +275,39 @@ TEST(FlowOutput, ChromeJsonHasAnInstantAndABoundFlowEventPerPoint) {
     EXPECT_EQ(phases["0x" + loupe::flow_id_text(r.request)], (std::vector<std::string>{"s", "t", "f"}));
     EXPECT_EQ(phases["0x" + loupe::flow_id_text(r.side)], std::vector<std::string>{"s"});
     EXPECT_TRUE(thread_names.count("bare"));
+}
+
+// An id used again after its flow ended starts a new flow; a flow with one
+// point here is counted as such; hops are grouped by the points' names.
+TEST(FlowOutput, FlowStatsSplitsAtEndsAndCountsHopsByName) {
+    const std::string path = loupe_test::temp_trace_path("flow_stats");
+    loupe::session_config cfg;
+    cfg.name = "hops";
+    cfg.sinks = {std::make_shared<loupe::sinks::file_sink>(path)};
+    auto session = loupe::start_session(cfg);
+    const std::uint64_t reused = 77, lonely = 78;
+    LOUPE_FLOW("a", reused);
+    std::thread([] { LOUPE_FLOW_END("b", 77); }).join();
+    LOUPE_FLOW("a", reused);  // a new flow with the same id
+    LOUPE_FLOW_END("b", reused);
+    LOUPE_FLOW("alone", lonely);
+    session.stop();
+    const loupe::trace t = loupe::read_trace_file(path);
+    std::remove(path.c_str());
+    const loupe::report::flow_report r = loupe::report::flow_stats(t);
+    EXPECT_EQ(r.points, 5u);
+    EXPECT_EQ(r.flows, 3u);
+    EXPECT_EQ(r.ended, 2u);
+    EXPECT_EQ(r.single_point, 1u);
+    ASSERT_EQ(r.hops.size(), 1u);  // no hop from an end to the next flow's start
+    EXPECT_EQ(r.hops[0].from, "a");
+    EXPECT_EQ(r.hops[0].to, "b");
+    EXPECT_EQ(r.hops[0].stats.count, 2u);
+    EXPECT_EQ(r.hops[0].cross_thread, 1u);
+    const std::string text = loupe::report::format_flow_stats(r);
+    EXPECT_NE(text.find("5 flow points, 3 flows (2 ended, 1 with one point here)"), std::string::npos) << text;
+    EXPECT_NE(text.find("a -> b"), std::string::npos) << text;
+    js::value doc;
+    ASSERT_EQ(js::parse(loupe::report::flow_stats_json(r), doc), "");
+    EXPECT_EQ(doc["hops"].items.at(0)["stats"]["count"].n, 2);
 }

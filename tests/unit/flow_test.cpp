@@ -163,3 +163,19 @@ TEST(FlowId, AForkedChildDrawsFromASequenceOfItsOwn) {
     EXPECT_NE(child_id, 0u);
     EXPECT_NE(child_id, parent_id);
 }
+
+TEST(FlowIdText, SixteenHexDigitsRoundTripAndBadTextIsNoFlow) {
+    EXPECT_EQ(loupe::flow_id_text(0x00f067aa0ba902b7ull), "00f067aa0ba902b7");
+    EXPECT_EQ(loupe::flow_id_text(~0ull), "ffffffffffffffff");
+    for (int i = 0; i < 100; ++i) {
+        const std::uint64_t id = loupe::new_flow_id();
+        EXPECT_EQ(loupe::parse_flow_id(loupe::flow_id_text(id)), id);
+    }
+    EXPECT_EQ(loupe::parse_flow_id("00F067AA0BA902B7"), 0x00f067aa0ba902b7ull);
+    EXPECT_EQ(loupe::parse_flow_id("2a"), 42u);
+    EXPECT_EQ(loupe::parse_flow_id(""), 0u);
+    EXPECT_EQ(loupe::parse_flow_id("00f067aa0ba902b71"), 0u);  // 17 digits
+    EXPECT_EQ(loupe::parse_flow_id("0x2a"), 0u);
+    EXPECT_EQ(loupe::parse_flow_id(" 2a"), 0u);
+    EXPECT_EQ(loupe::parse_flow_id("2g"), 0u);
+}

@@ -5,6 +5,8 @@
 //                                           per-zone count/total/mean/min/p50/p99/max
 //   loupe stats FILE --params [--top N] [--json] [--partial]
 //                                           method call durations by parameter value
+//   loupe stats FILE --flows [--json] [--partial]
+//                                           time between consecutive points of flows
 //   loupe convert FILE --to perfetto|chrome-json -o OUT [--partial] [--uncompressed]
 //                                           a file for ui.perfetto.dev
 //   loupe report FILE --io [--by GROUP] [--json] [--partial]
@@ -17,6 +19,7 @@
 // usable --metric M ("loupe: <file>: <what>"), 2 bad usage.
 #include <loupe/detail/mapped_file.hpp>
 #include <loupe/reader.hpp>
+#include <loupe/report/flow_stats.hpp>
 #include <loupe/report/io_stats.hpp>
 #include <loupe/report/param_stats.hpp>
 #include <loupe/report/zone_stats.hpp>
@@ -40,6 +43,7 @@ namespace {
 const char* const usage_text =
     "usage: loupe <command> FILE [--json] [--partial] [--by FIELD]\n"
     "       loupe stats FILE --params [--top N] [--json] [--partial]\n"
+    "       loupe stats FILE --flows [--json] [--partial]\n"
     "       loupe convert FILE --to FORMAT -o OUT [--partial] [--uncompressed]\n"
     "       loupe report FILE --io [--by GROUP] [--json] [--partial]\n"
     "       loupe report FILE --tree|--flat|--callers|--per-cpu|--per-thread [--metric M] [--json] [--partial]\n"
@@ -49,6 +53,8 @@ const char* const usage_text =
     "  stats    print per-zone statistics (count, total, mean, min, p50, p99, max), overall and per thread\n"
     "           --params: per traced method and parameter spec, call count, total, mean and max\n"
     "           duration per parameter value (statuses such as NullInCall are values too)\n"
+    "           --flows: per hop between consecutive points of a flow (from -> to), count,\n"
+    "           share across threads, mean, p50, p99 and max time\n"
     "  convert  write the trace in a viewer format (open it in ui.perfetto.dev)\n"
     "  report   --io: I/O operations, bytes in/out, time, mean, max, throughput per group,\n"
     "           files opened/closed/deleted, connections, anomalies\n"
@@ -68,6 +74,7 @@ const char* const usage_text =
     "              report --io: rows per file (default), socket, thread, zone or a context field\n"
     "  --io        report: the I/O report\n"
     "  --params    stats: call durations of traced methods by parameter value\n"
+    "  --flows     stats: time between consecutive points of flows (LOUPE_FLOW)\n"
     "  --top N     stats --params: the N values with the most total time per method and spec\n"
     "              (default 10; 0: all)\n"
     "  --metric M  report --tree/--flat/--callers: the metric (default wall_time);\n"
@@ -98,6 +105,7 @@ struct options {
     bool uncompressed = false;  // convert --to perfetto
     bool params = false;        // stats --params
     std::size_t top = 10;       // stats --params --top
+    bool flows = false;         // stats --flows
 };
 
 int run(const options& o) {
@@ -146,6 +154,14 @@ int run(const options& o) {
         std::fwrite(text.data(), 1, text.size(), stdout);
         return 0;
     }
+    if (o.flows) {
+        // A trace without flows is not an error: the report says so.
+        const loupe::report::flow_report report = loupe::report::flow_stats(loupe::read_trace_file(o.file, o.decode));
+        const std::string text =
+            o.json ? loupe::report::flow_stats_json(report) : loupe::report::format_flow_stats(report);
+        std::fwrite(text.data(), 1, text.size(), stdout);
+        return 0;
+    }
     if (o.params) {
         // A trace without parameter values is not an error: the report says so.
         const loupe::report::param_report report =
@@ -172,6 +188,7 @@ int main(int argc, char** argv) {
     int metric_at = 0;
     int params_at = 0;
     int top_at = 0;
+    int flows_at = 0;
     std::string report_flag;  // the first of --io, --tree, ... given
     std::vector<std::string> positional;
     for (int i = 1; i < argc; ++i) {
@@ -207,6 +224,9 @@ int main(int argc, char** argv) {
         } else if (arg == "--params") {
             o.params = true;
             params_at = i;
+        } else if (arg == "--flows") {
+            o.flows = true;
+            flows_at = i;
         } else if (arg == "--top") {
             if (i + 1 == argc) return usage_error("--top (argument " + std::to_string(i) + ") needs a number N");
             const std::string n = argv[++i];
@@ -273,6 +293,14 @@ int main(int argc, char** argv) {
     }
     if (params_at != 0 && o.command != "stats") {
         return usage_error("--params (argument " + std::to_string(params_at) + ") applies to 'stats' only");
+    }
+    if (flows_at != 0 && o.command != "stats") {
+        return usage_error("--flows (argument " + std::to_string(flows_at) + ") applies to 'stats' only");
+    }
+    if (flows_at != 0 && (params_at != 0 || !o.by.empty())) {
+        return usage_error((params_at != 0 ? "--params (argument " + std::to_string(params_at)
+                                           : "--by (argument " + std::to_string(by_at - 1)) +
+                           ") does not apply to stats --flows (argument " + std::to_string(flows_at) + ")");
     }
     if (top_at != 0 && !o.params) {
         return usage_error("--top (argument " + std::to_string(top_at - 1) + ") applies to stats --params only");
