@@ -2,12 +2,20 @@
 // on its own keep-alive connection, sending a user-specific mix of requests.
 // alice fills big carts before checking out (slow checkouts: carts of 3, 7
 // and 14 items in turn), bob mostly searches, carol does a bit of everything.
+// Each request starts a flow (loupe::new_flow_id) whose id travels in an
+// X-Loupe-Flow header, as it would to a server in another process: the
+// server continues it, and the client ends it when the response is in, so
+// the trace draws client -> worker -> client. The client thread is annotated
+// with the request's user, session and request id while it waits, so a
+// session filtered to one user records that user's flow points.
 #pragma once
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
+
+#include <loupe/loupe.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -113,13 +121,22 @@ private:
             if (reached < 2 && i == (reached + 1) * per_client_ / 3) checkpoint(++reached);
             const std::string target = next_target(user, i);
             const std::string method = target.rfind("/search", 0) == 0 ? "GET" : "POST";
+            const std::string request_id = session_id + "-r" + std::to_string(i);
+            const std::uint64_t flow = loupe::new_flow_id();
             const std::string request = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-User: " + user +
-                                        "\r\nX-Session: " + session_id + "\r\nX-Request-Id: " + session_id + "-r" +
-                                        std::to_string(i) + "\r\nContent-Length: 0\r\n\r\n";
+                                        "\r\nX-Session: " + session_id + "\r\nX-Request-Id: " + request_id +
+                                        "\r\nX-Loupe-Flow: " + loupe::flow_id_text(flow) +
+                                        "\r\nContent-Length: 0\r\n\r\n";
+            loupe::context_scope who({{loupe::context_field::user, user},
+                                      {loupe::context_field::session, session_id},
+                                      {loupe::context_field::request, request_id},
+                                      {loupe::context_field::app, "load-generator"}});
+            LOUPE_FLOW("request sent", flow);
             if (!send_all(fd, request) || read_response(fd, buffer) != 200) {
                 ++failed_;
                 break;
             }
+            LOUPE_FLOW_END("response received", flow);
             ++completed_;
         }
         ::close(fd);

@@ -17,7 +17,10 @@
 // every SQL statement (db::execute_sql, a compile-time chain selected with
 // chain=@table) and the number of lines of every order priced
 // (pricing::price, a runtime chain call(line_count) through the reflection
-// registry) — and the program prints their time by value.
+// registry) — and the program prints their time by value. Each request is
+// also a flow from its client thread to the worker that serves it and back
+// (its id travels in an X-Loupe-Flow header): the Perfetto trace draws the
+// arrows, and the program prints how long each hop took.
 // Finishes by itself in about a second.
 //
 // usage: app_server [--user NAME] [--requests-per-client N] [--out FILE]
@@ -26,6 +29,7 @@
 #include <loupe/loupe.hpp>
 #include <loupe/reader.hpp>
 #include <loupe/report/call_tree.hpp>
+#include <loupe/report/flow_stats.hpp>
 #include <loupe/report/io_stats.hpp>
 #include <loupe/report/param_stats.hpp>
 #include <loupe/report/slowest.hpp>
@@ -215,6 +219,9 @@ int main(int argc, char** argv) {
         }
         std::printf("\n== %s's time by parameter value (loupe stats %s --params) ==\n", o.user.c_str(), o.out.c_str());
         std::fputs(loupe::report::format_param_stats(loupe::report::param_stats(trace, 5)).c_str(), stdout);
+        std::printf("\n== %s's requests from client to worker and back (loupe stats %s --flows) ==\n",
+                    o.user.c_str(), o.out.c_str());
+        std::fputs(loupe::report::format_flow_stats(loupe::report::flow_stats(trace)).c_str(), stdout);
     } catch (const loupe::error& e) {
         std::fprintf(stderr, "app_server: %s\n", e.what());
         return 1;

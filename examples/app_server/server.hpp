@@ -4,7 +4,9 @@
 // from its headers (user, session, request id) plus app and component, which
 // is what lets a session record only one user's requests. Accepted sockets
 // go through loupe::io, so they are registered (named after their peer) from
-// the moment they exist, long before a session starts.
+// the moment they exist, long before a session starts. A request's
+// X-Loupe-Flow header (the client's flow id) is continued where the request
+// is handled and where its response goes out.
 #pragma once
 
 #include <arpa/inet.h>
@@ -112,13 +114,17 @@ private:
                                           {loupe::context_field::request, request.header("x-request-id")},
                                           {loupe::context_field::app, "shop"},
                                           {loupe::context_field::component, shop::endpoint(request.path())}});
+                // The client's flow: 0 (no flow) when the header is missing or bad.
+                const std::uint64_t flow = loupe::parse_flow_id(request.header("x-loupe-flow"));
                 {
                     LOUPE_ZONE("handle_request");
+                    LOUPE_FLOW("request received", flow);
                     status = shop_.handle(request, body);
                 }
                 ++served_;
                 // Still in the request's context: its response is its I/O.
                 LOUPE_ZONE("write_response");
+                LOUPE_FLOW("response sent", flow);
                 if (!write_response(fd, status, body)) return;
             }
         }
