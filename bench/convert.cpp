@@ -1,7 +1,8 @@
 // Viewer-format conversion speed and size: what `loupe convert` costs.
 //
 // A server-like trace is recorded once (4 threads; per request a context
-// change, a handle_request zone with three nested zones and a counter), then:
+// change, a handle_request zone with three nested zones, a counter and a
+// flow point; flow points are not counted as events), then:
 //   BM_ReadTrace          .loupe bytes -> loupe::trace (the reader's share)
 //   BM_WritePerfetto      loupe::trace -> Perfetto protobuf
 //   BM_WriteChromeJson    loupe::trace -> Chrome JSON
@@ -52,6 +53,7 @@ const std::vector<unsigned char>& server_trace() {
                                               {loupe::context_field::request, request},
                                               {loupe::context_field::app, "shop"}});
                     LOUPE_ZONE("handle_request");
+                    LOUPE_FLOW("picked up", loupe::new_flow_id());
                     { LOUPE_ZONE("parse"); }
                     {
                         LOUPE_ZONE("query");

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "loupe/config.hpp"
+#include "loupe/detail/flow_order.hpp"
 #include "loupe/detail/viewer_timeline.hpp"
 #include "loupe/error.hpp"
 #include "loupe/reader.hpp"
@@ -76,23 +77,58 @@ inline void check_convertible(std::size_t sites, std::uint64_t events) {
 /// time. Writers draw an operation as a slice: in a thread's timeline
 /// events it is a zone whose site index is trace::sites.size() + its index
 /// in trace::io_ops (see io_operation_of).
+/// Indexes of `items` grouped by their thread_id, each group ordered by
+/// `time_of(item)` (file order on ties).
+template <class T, class TimeOf>
+std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> indexes_by_thread(const std::vector<T>& items,
+                                                                                 TimeOf&& time_of) {
+    std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> by_thread;
+    for (std::uint32_t i = 0; i < items.size(); ++i) by_thread[items[i].thread_id].push_back(i);
+    for (auto& [thread, indexes] : by_thread) {
+        std::stable_sort(indexes.begin(), indexes.end(),
+                         [&](std::uint32_t a, std::uint32_t b) { return time_of(items[a]) < time_of(items[b]); });
+    }
+    return by_thread;
+}
+
+inline const std::vector<std::uint32_t>& group_of(
+    const std::unordered_map<std::uint64_t, std::vector<std::uint32_t>>& groups, std::uint64_t thread_id) {
+    static const std::vector<std::uint32_t> none;
+    auto it = groups.find(thread_id);
+    return it == groups.end() ? none : it->second;
+}
+
 class thread_io_ops {
 public:
-    explicit thread_io_ops(const trace& t) {
-        for (std::uint32_t i = 0; i < t.io_ops.size(); ++i) by_thread_[t.io_ops[i].thread_id].push_back(i);
-        for (auto& [thread, ops] : by_thread_) {
-            std::stable_sort(ops.begin(), ops.end(),
-                             [&](std::uint32_t a, std::uint32_t b) { return t.io_ops[a].end_ns < t.io_ops[b].end_ns; });
-        }
-    }
-    const std::vector<std::uint32_t>& of(std::uint64_t thread_id) const {
-        static const std::vector<std::uint32_t> none;
-        auto it = by_thread_.find(thread_id);
-        return it == by_thread_.end() ? none : it->second;
-    }
+    explicit thread_io_ops(const trace& t)
+        : by_thread_(indexes_by_thread(t.io_ops, [](const trace_io_op& op) { return op.end_ns; })) {}
+    const std::vector<std::uint32_t>& of(std::uint64_t thread_id) const { return group_of(by_thread_, thread_id); }
 
 private:
     std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> by_thread_;
+};
+
+/// Each thread's flow points (indexes into trace::flows, by time) and, when
+/// asked for (a writer's `needs_flow_starts`: an O(n log n) sort of all
+/// points), which points start a flow (flow_order.hpp). Built once per
+/// conversion, then read by every worker.
+class thread_flows {
+public:
+    thread_flows(const trace& t, bool mark_starts)
+        : by_thread_(indexes_by_thread(t.flows, [](const trace_flow& f) { return f.time_ns; })) {
+        if (!mark_starts) return;
+        starts_.assign(t.flows.size(), false);
+        const flow_order order(t);
+        for (std::size_t k = 0; k < order.size(); ++k) starts_[order.points[order.first[k]]] = true;
+    }
+    const std::vector<std::uint32_t>& of(std::uint64_t thread_id) const { return group_of(by_thread_, thread_id); }
+    /// Point `index` (into trace::flows) is the first of its flow (built
+    /// with mark_starts).
+    bool starts(std::uint32_t index) const { return starts_[index]; }
+
+private:
+    std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> by_thread_;
+    std::vector<bool> starts_;
 };
 
 /// The I/O operation a timeline event stands for, or nullptr for an event.
@@ -400,9 +436,10 @@ private:
 /// Calls `visit(const trace_thread&, const std::vector<timeline_event>&,
 /// const thread_contexts&, const thread_zone_metrics&)` (or, for a visitor that
 /// takes three arguments, without the metrics) for every thread of an
-/// in-memory trace that has events, in the order of trace::threads.
+/// in-memory trace that has events (or, given `flows`, flow points), in the
+/// order of trace::threads.
 template <class Visitor>
-void for_each_thread_events(const trace& t, Visitor&& visit) {
+void for_each_thread_events(const trace& t, Visitor&& visit, const thread_flows* flows = nullptr) {
     check_convertible(t.sites.size(), t.events.size());
     // Event indexes grouped by thread (counted first: one allocation).
     std::vector<std::uint32_t> thread_of(t.events.size());
@@ -443,7 +480,7 @@ void for_each_thread_events(const trace& t, Visitor&& visit) {
     thread_zone_metrics metrics(t.metric_values, t.param_values);
     for (std::size_t th = 0; th < t.threads.size(); ++th) {
         const std::vector<std::uint32_t>& ops = io.of(t.threads[th].id);
-        if (first[th] == first[th + 1] && ops.empty()) continue;
+        if (first[th] == first[th + 1] && ops.empty() && (!flows || flows->of(t.threads[th].id).empty())) continue;
         events.clear();
         metrics.clear();
         for (std::size_t k = first[th]; k < first[th + 1]; ++k) {
@@ -683,19 +720,24 @@ inline void decode_thread(const unsigned char* data, std::size_t size, const tra
              [&](const trace_io_op& op) { return contexts.at(op.begin_ns); });
 }
 
-/// Runs a viewer writer (begin(expected_events), thread(thread, events),
-/// finish()) over an in-memory trace.
+/// Runs a viewer writer (begin(expected_events, flows), thread(thread,
+/// events, ...), finish(); `Writer::needs_flow_starts` says whether it asks
+/// thread_flows::starts) over an in-memory trace. Every thread with
+/// events or flow points is written.
 template <class Writer>
 void write_viewer(const trace& t, Writer& writer) {
-    writer.begin(t.events.size());
-    for_each_thread_events(t, [&](const trace_thread& thread, const std::vector<timeline_event>& events,
-                                  const thread_contexts& contexts, const thread_zone_metrics& metrics) {
-        writer.thread(thread, events, contexts, metrics);
-    });
+    const thread_flows flows(t, Writer::needs_flow_starts);
+    writer.begin(t.events.size(), flows);
+    for_each_thread_events(
+        t,
+        [&](const trace_thread& thread, const std::vector<timeline_event>& events, const thread_contexts& contexts,
+            const thread_zone_metrics& metrics) { writer.thread(thread, events, contexts, metrics); },
+        &flows);
     writer.finish();
 }
 
-/// Runs a viewer writer over .loupe bytes, one thread at a time, on up to
+/// Runs a viewer writer over .loupe bytes, one thread at a time (every thread
+/// with events or flow points), on up to
 /// `workers` threads (0: one per core, at most 8); `skeleton` (which the
 /// writer refers to) receives everything but events and contexts. Threads
 /// are written in the order of skeleton.threads whatever the parallelism:
@@ -713,17 +755,20 @@ void convert_viewer(const void* data, std::size_t size, trace& skeleton, decode_
     const site_indexes site_index(skeleton);
 
     const thread_io_ops io(skeleton);
+    const thread_flows flows(skeleton, Writer::needs_flow_starts);
     static const trace_skeleton_builder::thread_records no_records;
     std::vector<std::pair<const trace_thread*, const trace_skeleton_builder::thread_records*>> work;
     for (const trace_thread& thread : skeleton.threads) {
         auto it = records.find(thread.id);
         const bool has_events = it != records.end() && it->second.event_bytes != 0;
-        if (has_events || !io.of(thread.id).empty()) work.emplace_back(&thread, it != records.end() ? &it->second : &no_records);
+        if (has_events || !io.of(thread.id).empty() || !flows.of(thread.id).empty()) {
+            work.emplace_back(&thread, it != records.end() ? &it->second : &no_records);
+        }
     }
     if (workers == 0) workers = std::max(1u, std::min(8u, std::thread::hardware_concurrency()));
     workers = static_cast<unsigned>(std::min<std::size_t>(workers, work.size()));
 
-    writer.begin(size / 4);
+    writer.begin(size / 4, flows);
     std::uint64_t total_events = 0;
     if (workers <= 1) {
         thread_buffers b(bytes, size);

@@ -18,10 +18,10 @@
 #include <cstdio>
 #include <map>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
+#include "loupe/detail/flow_order.hpp"
 #include "loupe/reader.hpp"
 #include "loupe/report/json.hpp"
 #include "loupe/report/zone_stats.hpp"
@@ -54,9 +54,6 @@ inline flow_report flow_stats(const trace& t) {
     flow_report r;
     r.session = t.session.name;
     r.points = t.flows.size();
-    // Points by flow id, each list in time order (file order on ties).
-    std::unordered_map<std::uint64_t, std::vector<std::size_t>> by_id;
-    for (std::size_t i = 0; i < t.flows.size(); ++i) by_id[t.flows[i].flow_id].push_back(i);
     struct hop_group {
         std::uint64_t cross_thread = 0;
         std::vector<std::uint64_t> durations;
@@ -66,26 +63,18 @@ inline flow_report flow_stats(const trace& t) {
         const trace_site* site = t.find_site(f.site_id);
         return site ? site->name : "site " + std::to_string(f.site_id);
     };
-    for (auto& [id, points] : by_id) {
-        std::stable_sort(points.begin(), points.end(),
-                         [&](std::size_t a, std::size_t b) { return t.flows[a].time_ns < t.flows[b].time_ns; });
-        std::size_t in_flow = 0;  // points of the current flow so far
-        for (std::size_t k = 0; k < points.size(); ++k) {
-            const trace_flow& f = t.flows[points[k]];
-            if (in_flow == 0) ++r.flows;
-            if (in_flow > 0) {
-                const trace_flow& before = t.flows[points[k - 1]];
-                hop_group& g = groups[{name_of(before), name_of(f)}];
-                g.durations.push_back(f.time_ns - before.time_ns);
-                g.cross_thread += before.thread_id != f.thread_id;
-            }
-            ++in_flow;
-            const bool last = k + 1 == points.size();
-            if (f.terminates || last) {
-                r.ended += f.terminates;
-                r.single_point += in_flow == 1;
-                in_flow = 0;
-            }
+    const loupe::detail::flow_order order(t);
+    r.flows = order.size();
+    for (std::size_t k = 0; k < order.size(); ++k) {
+        const std::uint32_t begin = order.first[k], end = order.first[k + 1];
+        r.ended += t.flows[order.points[end - 1]].terminates;
+        r.single_point += end - begin == 1;
+        for (std::uint32_t p = begin + 1; p < end; ++p) {
+            const trace_flow& before = t.flows[order.points[p - 1]];
+            const trace_flow& f = t.flows[order.points[p]];
+            hop_group& g = groups[{name_of(before), name_of(f)}];
+            g.durations.push_back(f.time_ns - before.time_ns);
+            g.cross_thread += before.thread_id != f.thread_id;
         }
     }
     for (auto& [names, g] : groups) {

@@ -31,8 +31,8 @@
 //   the call left by an exception, "values_lost": true when some of its
 //   values did not fit, "cpu_ns" when its thread CPU time was measured;
 // - flow points (flow.hpp) are instants with "args": {"flow": "<16 hex
-//   digits>"}, each with a flow event at its time ("ph":"s" for the earliest
-//   point of an id, "f" for LOUPE_FLOW_END, "t" otherwise; "cat":
+//   digits>"}, each with a flow event at its time ("ph":"s" for the first
+//   point of a flow, "f" for LOUPE_FLOW_END, "t" otherwise; "cat":
 //   "loupe.flow", "id": the flow id, "bp":"e"): chrome://tracing and
 //   ui.perfetto.dev draw the arrow between the zones around the points (a
 //   point outside any zone has no arrow there; the Perfetto output links the
@@ -52,7 +52,6 @@
 #include <cstdio>
 #include <limits>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -76,9 +75,13 @@ inline void append_microseconds(std::string& out, std::uint64_t ns) {
 
 class chrome_json_writer {
 public:
+    /// Whether thread()'s flows must say which points start a flow: a flow's first point is a "ph":"s" event.
+    static constexpr bool needs_flow_starts = true;
+
     chrome_json_writer(const trace& t, std::string& out) : t_(t), out_(&out) {}
     /// A writer for a worker thread (see loupe::detail::convert_viewer).
     chrome_json_writer(const chrome_json_writer& main, std::string& out) : chrome_json_writer(main.t_, out) {
+        flows_ = main.flows_;
         prepare();
     }
 
@@ -86,8 +89,10 @@ public:
     void retarget(std::string& out) { out_ = &out; }
     std::string& target() { return *out_; }
 
-    /// Before the first thread: header and process metadata.
-    void begin(std::size_t expected_events) {
+    /// Before the first thread: header and process metadata. `flows`
+    /// outlives the writer and the writers made from it.
+    void begin(std::size_t expected_events, const loupe::detail::thread_flows& flows) {
+        flows_ = &flows;
         out_->reserve(out_->size() + 110 * expected_events + 4096);
         prepare();
 
@@ -114,13 +119,10 @@ public:
         loupe::detail::replay_thread(events, begins_, [&](const loupe::detail::timeline_step& step) {
             if (step.kind != loupe::detail::timeline_step::end) write_event(events[step.event], step);
         });
+        write_flows(flows_->of(thread.id));
     }
 
-    /// After the last thread: flow points, and the end.
-    void finish() {
-        write_flows();
-        *out_ += "\n]}\n";
-    }
+    void finish() { *out_ += "\n]}\n"; }
 
 private:
     void write_thread_name(const trace_thread& thread) {
@@ -130,35 +132,23 @@ private:
         *out_ += "}}";
     }
 
-    // Each flow point: an instant and the flow event that binds it. A
-    // thread whose only events are flow points is named here (naming a
-    // thread again is allowed).
-    void write_flows() {
-        if (t_.flows.empty()) return;
-        std::unordered_map<std::uint64_t, std::size_t> first_point;  // flow id -> its earliest point (index)
-        for (std::size_t i = 0; i < t_.flows.size(); ++i) {
-            const auto [it, fresh] = first_point.try_emplace(t_.flows[i].flow_id, i);
-            if (!fresh && t_.flows[i].time_ns < t_.flows[it->second].time_ns) it->second = i;
-        }
-        std::vector<bool> named(t_.threads.size(), false);
-        for (std::size_t i = 0; i < t_.flows.size(); ++i) {
-            const trace_flow& f = t_.flows[i];
-            const trace_thread* thread = t_.find_thread(f.thread_id);
+    // The thread's flow points: each an instant and the flow event that
+    // binds it to the zone around it.
+    void write_flows(const std::vector<std::uint32_t>& points) {
+        for (const std::uint32_t index : points) {
+            const trace_flow& f = t_.flows[index];
             const trace_site* site = t_.find_site(f.site_id);
-            if (!thread || !site) continue;  // the decoder checked both; a hand-made trace may not have
-            tid_ = std::to_string(thread->os_tid != 0 ? thread->os_tid : thread->id);
-            const std::size_t index = static_cast<std::size_t>(thread - t_.threads.data());
-            if (!named[index]) write_thread_name(*thread);
-            named[index] = true;
+            if (!site) continue;  // the decoder checked it; a hand-made trace may not have
             const std::string id = loupe::flow_id_text(f.flow_id);
             *out_ += ",\n{\"ph\":\"i\",\"s\":\"t\",\"name\":";
-            report::json::append_string(*out_, site->name);
+            *out_ += quoted_sites_[static_cast<std::size_t>(site - t_.sites.data())];
             *out_ += ",\"pid\":" + pid_ + ",\"tid\":" + tid_ + ",\"ts\":";
             append_microseconds(*out_, f.time_ns);
             *out_ += ",\"args\":{\"flow\":\"" + id + "\"}}";
-            const char* phase = f.terminates ? "f" : first_point[f.flow_id] == i ? "s" : "t";
-            *out_ += ",\n{\"ph\":\"" + std::string(phase) + "\",\"bp\":\"e\",\"cat\":\"loupe.flow\",\"name\":\"flow\",\"id\":\"0x" +
-                     id + "\",\"pid\":" + pid_ + ",\"tid\":" + tid_ + ",\"ts\":";
+            *out_ += ",\n{\"ph\":\"";
+            *out_ += f.terminates ? 'f' : flows_->starts(index) ? 's' : 't';
+            *out_ += "\",\"bp\":\"e\",\"cat\":\"loupe.flow\",\"name\":\"flow\",\"id\":\"0x" + id + "\",\"pid\":" + pid_ +
+                     ",\"tid\":" + tid_ + ",\"ts\":";
             append_microseconds(*out_, f.time_ns);
             *out_ += '}';
         }
@@ -323,6 +313,7 @@ private:
     std::string metric_keys_[max_metrics];  // by metric id: "\"name\":" for the metrics shown, else empty
     std::string pid_;
     std::string tid_;
+    const loupe::detail::thread_flows* flows_ = nullptr;  // of the trace (begin)
 };
 
 }  // namespace detail

@@ -32,9 +32,10 @@
 //   when its thread CPU time was measured;
 // - flow points (flow.hpp) as instants on their thread's track that carry
 //   their flow id (TrackEvent.flow_ids, or terminating_flow_ids for
-//   LOUPE_FLOW_END): the viewer draws the arrows from the earliest point of
-//   an id to the next; a flow id written by another process's trace joins
-//   the two when they are opened together;
+//   LOUPE_FLOW_END), after the thread's events with absolute timestamps:
+//   the viewer draws the arrows from the earliest point of an id to the
+//   next; a flow id written by another process's trace joins the two when
+//   they are opened together;
 // - events lost to full rings as one instant "loupe: events dropped" on the
 //   process track at the session's end, with the count as an annotation;
 // - a clock snapshot tying the timeline to wall-clock time (REALTIME), so
@@ -160,6 +161,9 @@ enum track_kind : std::uint64_t { process_track = 1, thread_track = 2, counter_t
 
 class perfetto_writer {
 public:
+    /// Whether thread()'s flows must say which points start a flow: Perfetto infers a flow's start from its points' times.
+    static constexpr bool needs_flow_starts = false;
+
     /// `t` supplies the session, sites, threads, drops and end (events and
     /// contexts come through thread()); it may be filled after construction,
     /// before begin().
@@ -167,11 +171,14 @@ public:
     /// A writer for a worker thread: same trace and settings as `main`,
     /// writing threads to `out` (see loupe::detail::convert_viewer).
     perfetto_writer(const perfetto_writer& main, std::string& out) : perfetto_writer(main.t_, out, main.compress_) {
+        flows_ = main.flows_;
         prepare(0);
     }
 
-    /// Before the first thread: the process track and clocks.
-    void begin(std::size_t expected_events) {
+    /// Before the first thread: the process track and clocks. `flows`
+    /// outlives the writer and the writers made from it.
+    void begin(std::size_t expected_events, const loupe::detail::thread_flows& flows) {
+        flows_ = &flows;
         prepare(expected_events);
         write_process();
         flush();
@@ -189,9 +196,8 @@ public:
         flush();
     }
 
-    /// After the last thread: flow points and drop counts.
+    /// After the last thread: drop counts.
     void finish() {
-        write_flows();
         write_drops();
         flush();
     }
@@ -293,8 +299,11 @@ private:
         sequence_ = static_cast<std::uint32_t>(process_sequence + 1 + (&thread - t_.threads.data()));
         thread_uuid_ = track_uuid(t_.session.pid, thread_track, thread.id);
         thread_id_ = thread.id;
+        const std::vector<std::uint32_t>& flows = flows_->of(thread.id);
         last_time_ = UINT64_MAX;
         for (const loupe::detail::timeline_event& e : *events_) last_time_ = std::min(last_time_, e.begin_ns);
+        for (const std::uint32_t f : flows) last_time_ = std::min(last_time_, t_.flows[f].time_ns);
+        if (last_time_ == UINT64_MAX) last_time_ = t_.session.start_ns;
         reset_interning();
 
         // First packet: clears the sequence's state, sets the defaults (the
@@ -325,6 +334,7 @@ private:
 
         loupe::detail::replay_thread(*events_, begins_,
                                      [&](const loupe::detail::timeline_step& step) { write_step(step); });
+        write_flows(flows);
     }
 
     // The thread's track (tid, name) under the process track.
@@ -340,29 +350,27 @@ private:
         pb::close(out_, track);
     }
 
-    // Flow points, on the process's sequence (absolute times, names inline:
-    // flows are few next to zones), each on its thread's track. A thread
-    // whose only events are flow points gets its track described here
-    // (describing a track again is allowed).
-    void write_flows() {
-        std::vector<bool> described(t_.threads.size(), false);
-        for (const trace_flow& f : t_.flows) {
-            const trace_thread* thread = t_.find_thread(f.thread_id);
+    // The thread's flow points, after its events: absolute times (the
+    // sequence's incremental clock cannot go back), names interned as the
+    // events' are.
+    void write_flows(const std::vector<std::uint32_t>& points) {
+        for (const std::uint32_t index : points) {
+            const trace_flow& f = t_.flows[index];
             const trace_site* site = t_.find_site(f.site_id);
-            if (!thread || !site) continue;  // the decoder checked both; a hand-made trace may not have
-            const std::size_t index = static_cast<std::size_t>(thread - t_.threads.data());
-            if (!described[index]) {
-                const std::size_t packet = open_packet(process_sequence);
-                append_thread_descriptor(*thread);
-                close_packet(packet);
-                described[index] = true;
-            }
-            const std::size_t packet = open_packet(process_sequence);
+            if (!site) continue;  // the decoder checked it; a hand-made trace may not have
+            const std::size_t slot = static_cast<std::size_t>(site - t_.sites.data());
+            const std::size_t packet = open_packet(sequence_);
             pb::append_uint(out_, field::timestamp, f.time_ns);
+            pb::append_uint(out_, field::timestamp_clock_id, clock_boottime);
+            if (!interned_sites_[slot]) {
+                const std::size_t interned = pb::open(out_, field::interned_data);
+                append_entry(field::interned_event_names, slot + 1, site->name);
+                pb::close(out_, interned);
+                interned_sites_[slot] = true;
+            }
             const std::size_t event = pb::open(out_, field::track_event);
             pb::append_uint(out_, field::event_type, instant_event);
-            pb::append_uint(out_, field::event_track_uuid, track_uuid(t_.session.pid, thread_track, thread->id));
-            pb::append_bytes(out_, field::event_name, printable_text(site->name));
+            pb::append_uint(out_, field::event_name_iid, slot + 1);
             pb::append_fixed64(out_, f.terminates ? field::event_terminating_flow_ids : field::event_flow_ids,
                                f.flow_id);
             pb::close(out_, event);
@@ -640,6 +648,7 @@ private:
     std::vector<std::uint32_t> begins_;  // scratch for replay_thread
     const loupe::detail::thread_contexts* contexts_ = nullptr;  // of the thread being written
     const loupe::detail::thread_zone_metrics* metrics_ = nullptr;  // of the thread being written
+    const loupe::detail::thread_flows* flows_ = nullptr;           // of the trace (begin)
     bool thread_has_metrics_ = false;                              // !metrics_->empty()
     bool thread_has_calls_ = false;                                // metrics_->has_calls()
     std::vector<std::pair<std::uint32_t, std::string>> param_labels_;  // spec index -> label, interned in this order
