@@ -17,6 +17,11 @@ void count_up(int n) {
     for (int i = 0; i < n; ++i) LOUPE_COUNTER("seq", i);
 }
 
+// A traced call whose one value (its argument) a spec records.
+__attribute__((noinline)) void traced_step(int step) {
+    LOUPE_FUNCTION_PARAMS("pipeline::traced_step(int)", step);
+}
+
 std::map<std::uint64_t, std::vector<double>> values_by_thread(const std::vector<memory_event>& events) {
     std::map<std::uint64_t, std::vector<double>> out;
     for (const auto& e : events) {
@@ -25,6 +30,34 @@ std::map<std::uint64_t, std::vector<double>> values_by_thread(const std::vector<
     return out;
 }
 }  // namespace
+
+// Method calls are units of several records (header, values): a full ring
+// drops whole calls, counted exactly, and the calls that arrive carry their
+// values intact and in order.
+TEST(Pipeline, TinyRingDropsWholeMethodCallsAndCountsThemExactly) {
+    constexpr int produced = 50000;
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto cfg = memory_config(mem, "tiny-methods");
+    cfg.ring_bytes = 256;  // 8 records: two calls at most
+    cfg.params = "method=pipeline::traced_step(int); param=1";
+    auto s = loupe::start_session(cfg);
+    std::thread worker([] {
+        for (int i = 0; i < produced; ++i) traced_step(i);
+    });
+    worker.join();
+    auto stats = s.stop();
+    auto events = mem->events();
+    std::vector<std::int64_t> steps;
+    for (const auto& e : of_kind(events, record_kind::zone)) {
+        ASSERT_TRUE(e.has_method) << e.name;
+        ASSERT_EQ(e.params.size(), 1u);
+        steps.push_back(e.params[0].as_int());
+    }
+    EXPECT_GT(stats.dropped, 0u) << "an 8-record ring cannot keep up with a tight loop";
+    EXPECT_EQ(steps.size() + stats.dropped, std::uint64_t{produced});
+    EXPECT_EQ(dropped_total(events), stats.dropped);
+    for (std::size_t i = 1; i < steps.size(); ++i) ASSERT_LT(steps[i - 1], steps[i]);
+}
 
 TEST(Pipeline, EveryThreadsEventsArriveCompleteAndInOrder) {
     constexpr int threads = 4;

@@ -100,6 +100,9 @@ public:
         if ((h & mask_) + n > capacity_ || !fits(h, n)) return nullptr;
         return &slots_[h & mask_];
     }
+    /// Producer only: whether `n` slots from the head would wrap around the
+    /// ring's end (try_reserve(n) then fails whatever the room).
+    bool would_wrap(std::size_t n) const noexcept { return (producer_head_ & mask_) + n > capacity_; }
     /// Producer only: publishes the `n` slots try_reserve(n) gave.
     void commit(std::size_t n) noexcept {
         publish(producer_head_ + n);

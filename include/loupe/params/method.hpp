@@ -307,19 +307,20 @@ LOUPE_NOINLINE call_entry enter_method(method_site& where, const Chains& chains,
         e.sessions = 0;
         return e;
     }
-    using types = site_arg_types<Self, Tuple>;
-    method_registry& registry = methods_registry();
     const auto* binding = static_cast<const site_binding*>(where.binding.load(std::memory_order_acquire));
     if (LOUPE_UNLIKELY(where.bound_generation.load(std::memory_order_acquire) !=
-                       registry.generation.load(std::memory_order_acquire))) {
+                       g_binding_generation.load(std::memory_order_acquire))) {
+        using types = site_arg_types<Self, Tuple>;
         internal_allocation_scope internal;
-        binding = registry.bind(where, types::get(), types::count, static_receiver<Self>());
+        binding = methods_registry().bind(where, types::get(), types::count, static_receiver<Self>());
     }
     std::uint64_t mask = 0;
     if (binding != nullptr && (binding->slots & sessions) != 0) {
         mask = binding->fixed_mask;
         if constexpr (!std::is_void_v<Self>) {
-            if (binding->receiver_dependent) mask = registry.entries_for(*binding, receiver_type(self), typeid(Self));
+            if (binding->receiver_dependent) {
+                mask = methods_registry().entries_for(*binding, receiver_type(self), typeid(Self));
+            }
         }
     }
     const bool cpu = mask != 0 && evaluate_values(where, *binding, mask, sessions, chains, self, args, e);
@@ -501,19 +502,23 @@ LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0,
     x.flags = flags;
     x.delta_records = plan != nullptr ? metric_delta_records(*plan) : 0;
     value_stack* const stack = ts.values;
-    const method_payload_header bare{where, 0, 0, flags, 0};  // a call without a frame
-    if (frame != no_frame) {
+    method_payload_header bare;  // the payload of a call without a frame
+    if (LOUPE_LIKELY(frame != no_frame)) {
         x.payload = stack->bytes + frame;
         x.payload_bytes = stack->top - frame;
     } else {
+        bare = {where, 0, 0, flags, 0};
         x.payload = reinterpret_cast<const unsigned char*>(&bare);
         x.payload_bytes = sizeof bare;
     }
     const std::size_t n = x.records();
-    raw_record* slots = LOUPE_LIKELY(ts.owned_ring != nullptr) ? ts.owned_ring->try_reserve(n) : nullptr;
+    ring* const rg = ts.owned_ring;
+    raw_record* slots = LOUPE_LIKELY(rg != nullptr) ? rg->try_reserve(n) : nullptr;
     if (LOUPE_LIKELY(slots != nullptr)) {  // in place: no copy
         pack_method_unit(x, ts, slots);
-        ts.owned_ring->commit(n);
+        rg->commit(n);
+    } else if (rg != nullptr && !rg->would_wrap(n) && !(sessions & g_hot.block_slots.load(std::memory_order_relaxed))) {
+        rg->count_dropped(sessions);  // full, and no session waits for room: lost without packing it
     } else {
         push_method_unit_slow(x, ts);
     }
