@@ -10,16 +10,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "support/json_parser.hpp"
 #include "support/perfetto_replay.hpp"
+#include "support/protoc_decode.hpp"
 #include "support/trace_files.hpp"
 
 namespace {
@@ -65,10 +64,7 @@ const recorded& handoff_trace() {
         });
         bare.join();
         session.stop();
-        std::ifstream in(path, std::ios::binary);
-        std::stringstream ss;
-        ss << in.rdbuf();
-        out.bytes = ss.str();
+        out.bytes = loupe_test::read_text(path);
         std::remove(path.c_str());
         out.trace = loupe::read_trace(out.bytes.data(), out.bytes.size());
         return out;
@@ -215,24 +211,10 @@ TEST(FlowOutput, PerfettoLinksThePointsOnTheirThreadsTracks) {
 #ifdef LOUPE_PROTOC
 TEST(FlowOutput, ProtocDecodesTheFlowIdsAgainstPerfettosSchema) {
     const recorded& r = handoff_trace();
-    const std::string in = loupe_test::temp_trace_path("flow_protoc") + ".pftrace";
-    const std::string txt = in + ".txt";
-    loupe::detail::write_output_file(in, loupe::viewer::to_perfetto(r.trace, {false}));
-    const std::string command = std::string(LOUPE_PROTOC) + " --proto_path=" + LOUPE_PERFETTO_SCHEMA_DIR +
-                                " --decode=perfetto.protos.Trace perfetto_trace.proto < " + in + " > " + txt + " 2>&1";
-    const int status = std::system(command.c_str());
-    std::ifstream text_in(txt);
-    std::stringstream ss;
-    ss << text_in.rdbuf();
-    const std::string text = ss.str();
-    std::remove(in.c_str());
-    std::remove(txt.c_str());
-    ASSERT_EQ(status, 0) << text;
-    auto count = [&](const std::string& needle) {
-        std::size_t n = 0;
-        for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-        return n;
-    };
+    std::string error;
+    const std::string text = loupe_test::protoc_decode(loupe::viewer::to_perfetto(r.trace, {false}), "flow_protoc", error);
+    ASSERT_NE(text, "") << error;
+    auto count = [&](const std::string& needle) { return loupe_test::occurrences(text, needle); };
     EXPECT_EQ(count("flow_ids: " + std::to_string(r.request) + "\n"), 3u);  // two flow_ids, one terminating
     EXPECT_EQ(count("terminating_flow_ids: " + std::to_string(r.request) + "\n"), 1u);
     EXPECT_EQ(count("flow_ids: " + std::to_string(r.side) + "\n"), 1u);

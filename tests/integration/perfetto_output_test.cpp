@@ -22,6 +22,7 @@
 
 #include "support/crafted_trace.hpp"
 #include "support/perfetto_replay.hpp"
+#include "support/protoc_decode.hpp"
 #include "support/trace_files.hpp"
 
 namespace {
@@ -49,13 +50,6 @@ const pf::thread_track* track_named(const pf::model& m, const std::string& name)
         if (t.name == name) return &t;
     }
     return nullptr;
-}
-
-std::string read_text(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
 }
 
 TEST(PerfettoOutput, EveryZoneIsASliceWithItsNameTimesAndNesting) {
@@ -150,25 +144,6 @@ TEST(PerfettoOutput, DroppedEventsShowOnTheProcessTrack) {
     EXPECT_EQ(m.process_instant_counts.at("loupe: events dropped"), 17u);
 }
 
-#ifdef LOUPE_PROTOC
-// protoc's text form of a serialized Trace, or "" with the error in `error`.
-std::string protoc_decode(const std::string& bytes, const std::string& tag, std::string& error) {
-    const std::string in = loupe_test::temp_trace_path(tag) + ".pftrace";
-    const std::string out = in + ".txt";
-    loupe::detail::write_output_file(in, bytes);
-    const std::string command = std::string(LOUPE_PROTOC) + " --proto_path=" + LOUPE_PERFETTO_SCHEMA_DIR +
-                                " --decode=perfetto.protos.Trace perfetto_trace.proto < " + in + " > " + out + " 2>&1";
-    const int status = std::system(command.c_str());
-    std::string text = read_text(out);
-    std::remove(in.c_str());
-    std::remove(out.c_str());
-    if (status != 0) {
-        error = text;
-        return {};
-    }
-    return text;
-}
-#endif
 
 TEST(PerfettoOutput, ProtocDecodesItAgainstPerfettosSchema) {
 #ifndef LOUPE_PROTOC
@@ -178,18 +153,14 @@ TEST(PerfettoOutput, ProtocDecodesItAgainstPerfettosSchema) {
     // The compressed file as written, and the packets inside it.
     const std::string file = loupe::viewer::to_perfetto(t);
     std::string error;
-    const std::string outer = protoc_decode(file, "perfetto_outer", error);
+    const std::string outer = loupe_test::protoc_decode(file, "perfetto_outer", error);
     ASSERT_NE(outer, "") << error;
     EXPECT_NE(outer.find("compressed_packets: "), std::string::npos);
     const pf::unpacked inner = pf::unpack(file);
     ASSERT_EQ(inner.error, "");
-    const std::string text = protoc_decode(inner.packets, "perfetto_inner", error);
+    const std::string text = loupe_test::protoc_decode(inner.packets, "perfetto_inner", error);
     ASSERT_NE(text, "") << error;
-    auto count = [&](const std::string& needle) {
-        std::size_t n = 0;
-        for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-        return n;
-    };
+    auto count = [&](const std::string& needle) { return loupe_test::occurrences(text, needle); };
     std::size_t zones = 0;
     for (const auto& e : t.events) zones += e.type == loupe::event_type::zone;
     EXPECT_EQ(count("type: TYPE_SLICE_BEGIN"), zones);
@@ -203,7 +174,7 @@ TEST(PerfettoOutput, ProtocDecodesItAgainstPerfettosSchema) {
     EXPECT_EQ(count("str: \"ann\""), 1u);
     EXPECT_EQ(count("double_counter_value: 0.5"), 2u);
     // Uncompressed output is the same packets, readable by protoc directly.
-    EXPECT_EQ(protoc_decode(loupe::viewer::to_perfetto(t, {false}), "perfetto_plain", error), text) << error;
+    EXPECT_EQ(loupe_test::protoc_decode(loupe::viewer::to_perfetto(t, {false}), "perfetto_plain", error), text) << error;
 #endif
 }
 
@@ -253,13 +224,9 @@ TEST(PerfettoOutput, ZoneMetricsAreIntegerDebugAnnotations) {
     EXPECT_EQ(worker->slices[1].args, (std::map<std::string, std::string>{{"db.rows", "-4"}, {"cpu_time", "2500"}}));
 #ifdef LOUPE_PROTOC
     std::string error;
-    const std::string text = protoc_decode(plain, "perfetto_metrics", error);
+    const std::string text = loupe_test::protoc_decode(plain, "perfetto_metrics", error);
     ASSERT_NE(text, "") << error;
-    auto count = [&](const std::string& needle) {
-        std::size_t n = 0;
-        for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-        return n;
-    };
+    auto count = [&](const std::string& needle) { return loupe_test::occurrences(text, needle); };
     EXPECT_EQ(count("name: \"db.rows\""), 1u);  // interned once
     EXPECT_EQ(count("name: \"cpu_time\""), 1u);
     EXPECT_EQ(count("int_value: 3\n"), 1u);
@@ -296,7 +263,7 @@ TEST(PerfettoSink, WritesWhatTheSessionRecordedWhenItStops) {
     const std::string pftrace = loupe_path + ".pftrace";
     auto sink = std::make_shared<loupe::sinks::perfetto_sink>(pftrace);
     loupe_test::write_small_trace(loupe_path, sink);
-    const pf::model from_sink = pf::replay(read_text(pftrace));
+    const pf::model from_sink = pf::replay(loupe_test::read_text(pftrace));
     ASSERT_TRUE(from_sink.ok) << from_sink.error;
     const pf::model from_file = pf::replay(loupe::viewer::to_perfetto(loupe::read_trace_file(loupe_path)));
     ASSERT_EQ(from_sink.threads.size(), 2u);
@@ -343,7 +310,7 @@ TEST(PerfettoSink, ASessionThatOutgrowsTheBufferKeepsItsBeginningAndSaysSo) {
     EXPECT_GT(stats.records_undelivered, 0u);
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_NE(errors[0].find("outgrew the sink's buffer of 8192 bytes"), std::string::npos) << errors[0];
-    const pf::model m = pf::replay(read_text(pftrace));
+    const pf::model m = pf::replay(loupe_test::read_text(pftrace));
     ASSERT_TRUE(m.ok) << m.error;
     const pf::thread_track* busy = track_named(m, "busy");
     ASSERT_NE(busy, nullptr);

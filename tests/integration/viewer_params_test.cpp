@@ -22,6 +22,7 @@
 
 #include "support/json_parser.hpp"
 #include "support/perfetto_replay.hpp"
+#include "support/protoc_decode.hpp"
 #include "support/trace_files.hpp"
 
 namespace {
@@ -130,16 +131,6 @@ const std::vector<unsigned char>& session_bytes() {
     return bytes;
 }
 
-std::string read_text(const std::string& path) {
-    std::string s;
-    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
-        char buf[4096];
-        for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, f)) > 0;) s.append(buf, n);
-        std::fclose(f);
-    }
-    return s;
-}
-
 const loupe_test::json::value* find_event(const loupe_test::json::value& doc, const std::string& name,
                                           std::size_t nth) {
     for (const auto& e : doc["traceEvents"].items) {
@@ -212,8 +203,8 @@ TEST(ViewerParams, FromBytesFromTheModelAndFromLiveSinksAlike) {
         loupe::sinks::perfetto_sink sink(pf_path);
         write_session(sink);
     }
-    EXPECT_EQ(read_text(json_path), json);
-    EXPECT_EQ(read_text(pf_path), pftrace);
+    EXPECT_EQ(loupe_test::read_text(json_path), json);
+    EXPECT_EQ(loupe_test::read_text(pf_path), pftrace);
     std::remove(json_path.c_str());
     std::remove(pf_path.c_str());
 }
@@ -256,21 +247,10 @@ TEST(ViewerParams, PerfettoSlicesCarryTheValuesAsAnnotations) {
 #ifndef LOUPE_PROTOC
     GTEST_SKIP() << "protoc not found at configure time (CI installs protobuf-compiler)";
 #else
-    const std::string in = loupe_test::temp_trace_path("viewer_params_protoc") + ".pftrace";
-    const std::string out = in + ".txt";
-    loupe::detail::write_output_file(in, plain);
-    const std::string command = std::string(LOUPE_PROTOC) + " --proto_path=" + LOUPE_PERFETTO_SCHEMA_DIR +
-                                " --decode=perfetto.protos.Trace perfetto_trace.proto < " + in + " > " + out + " 2>&1";
-    const int status = std::system(command.c_str());
-    const std::string text = read_text(out);
-    std::remove(in.c_str());
-    std::remove(out.c_str());
-    ASSERT_EQ(status, 0) << text;
-    auto count = [&](const std::string& needle) {
-        std::size_t n = 0;
-        for (std::size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) ++n;
-        return n;
-    };
+    std::string error;
+    const std::string text = loupe_test::protoc_decode(plain, "viewer_params_protoc", error);
+    ASSERT_NE(text, "") << error;
+    auto count = [&](const std::string& needle) { return loupe_test::occurrences(text, needle); };
     // Typed values; names interned once for the sequence of "main" only.
     EXPECT_EQ(count("bool_value: true\n"), 3u);  // flag, exceptional, values_lost
     EXPECT_EQ(count("int_value: -42\n"), 1u);
