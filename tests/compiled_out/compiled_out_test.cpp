@@ -36,6 +36,8 @@ TEST(CompiledOut, MacrosDoNotEvaluateArgumentsAndRecordNothing) {
         LOUPE_FUNCTION();
         LOUPE_INSTANT("gone");
         LOUPE_COUNTER("gone", must_not_run());
+        LOUPE_FLOW("gone", static_cast<std::uint64_t>(must_not_run()));
+        LOUPE_FLOW_END("gone", static_cast<std::uint64_t>(must_not_run()));
         LOUPE_THREAD_NAME(must_not_run() ? "a" : "b");
     });
     auto stats = s.stop();

@@ -10,7 +10,8 @@
 //   converting.
 // Zones' metric deltas and method calls' parameter values travel beside the
 // events (thread_zone_metrics), by event index, so the 24-byte events and the
-// threads without metrics or parameters pay nothing.
+// threads without metrics or parameters pay nothing. Flow points are few:
+// writers take a thread's from the trace (thread_flows) after its events.
 #pragma once
 
 #include <algorithm>
@@ -73,10 +74,6 @@ inline void check_convertible(std::size_t sites, std::uint64_t events) {
     }
 }
 
-/// The I/O operations of each thread (indexes into trace::io_ops), by end
-/// time. Writers draw an operation as a slice: in a thread's timeline
-/// events it is a zone whose site index is trace::sites.size() + its index
-/// in trace::io_ops (see io_operation_of).
 /// Indexes of `items` grouped by their thread_id, each group ordered by
 /// `time_of(item)` (file order on ties).
 template <class T, class TimeOf>
@@ -91,6 +88,7 @@ std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> indexes_by_thread(
     return by_thread;
 }
 
+/// The group of `thread_id` in `groups` (empty when it has none).
 inline const std::vector<std::uint32_t>& group_of(
     const std::unordered_map<std::uint64_t, std::vector<std::uint32_t>>& groups, std::uint64_t thread_id) {
     static const std::vector<std::uint32_t> none;
@@ -98,6 +96,10 @@ inline const std::vector<std::uint32_t>& group_of(
     return it == groups.end() ? none : it->second;
 }
 
+/// The I/O operations of each thread (indexes into trace::io_ops), by end
+/// time. Writers draw an operation as a slice: in a thread's timeline
+/// events it is a zone whose site index is trace::sites.size() + its index
+/// in trace::io_ops (see io_operation_of).
 class thread_io_ops {
 public:
     explicit thread_io_ops(const trace& t)

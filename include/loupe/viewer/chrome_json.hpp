@@ -75,7 +75,8 @@ inline void append_microseconds(std::string& out, std::uint64_t ns) {
 
 class chrome_json_writer {
 public:
-    /// Whether thread()'s flows must say which points start a flow: a flow's first point is a "ph":"s" event.
+    /// Whether thread()'s flows must say which points start a flow: yes, a
+    /// flow's first point is a "ph":"s" event.
     static constexpr bool needs_flow_starts = true;
 
     chrome_json_writer(const trace& t, std::string& out) : t_(t), out_(&out) {}
@@ -113,7 +114,11 @@ public:
         contexts_ = &contexts;
         metrics_ = &metrics;
         tid_ = std::to_string(thread.os_tid != 0 ? thread.os_tid : thread.id);
-        write_thread_name(thread);
+        if (!thread.name.empty()) {
+            *out_ += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + pid_ + ",\"tid\":" + tid_ + ",\"args\":{\"name\":";
+            report::json::append_string(*out_, thread.name);
+            *out_ += "}}";
+        }
         thread_has_metrics_ = !metrics.empty();
         thread_has_calls_ = metrics.has_calls();
         loupe::detail::replay_thread(events, begins_, [&](const loupe::detail::timeline_step& step) {
@@ -125,13 +130,6 @@ public:
     void finish() { *out_ += "\n]}\n"; }
 
 private:
-    void write_thread_name(const trace_thread& thread) {
-        if (thread.name.empty()) return;
-        *out_ += ",\n{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":" + pid_ + ",\"tid\":" + tid_ + ",\"args\":{\"name\":";
-        report::json::append_string(*out_, thread.name);
-        *out_ += "}}";
-    }
-
     // The thread's flow points: each an instant and the flow event that
     // binds it to the zone around it.
     void write_flows(const std::vector<std::uint32_t>& points) {

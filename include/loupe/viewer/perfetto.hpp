@@ -161,7 +161,8 @@ enum track_kind : std::uint64_t { process_track = 1, thread_track = 2, counter_t
 
 class perfetto_writer {
 public:
-    /// Whether thread()'s flows must say which points start a flow: Perfetto infers a flow's start from its points' times.
+    /// Whether thread()'s flows must say which points start a flow: no,
+    /// Perfetto infers a flow's start from its points' times.
     static constexpr bool needs_flow_starts = false;
 
     /// `t` supplies the session, sites, threads, drops and end (events and
@@ -326,7 +327,15 @@ private:
         close_packet(packet);
 
         packet = open_packet(sequence_);
-        append_thread_descriptor(thread);
+        std::size_t track = pb::open(out_, field::track_descriptor);
+        pb::append_uint(out_, field::track_uuid, thread_uuid_);
+        pb::append_uint(out_, field::parent_uuid, track_uuid(t_.session.pid, process_track, 0));
+        std::size_t descriptor = pb::open(out_, field::track_thread);
+        pb::append_uint(out_, field::thread_pid, t_.session.pid);
+        pb::append_uint(out_, field::thread_tid, thread.os_tid != 0 ? thread.os_tid : thread.id);
+        if (!thread.name.empty()) pb::append_bytes(out_, field::thread_name, printable_text(thread.name));
+        pb::close(out_, descriptor);
+        pb::close(out_, track);
         thread_has_metrics_ = !metrics_->empty();
         thread_has_calls_ = metrics_->has_calls();
         if (thread_has_metrics_ || thread_has_calls_) write_metric_names();
@@ -335,19 +344,6 @@ private:
         loupe::detail::replay_thread(*events_, begins_,
                                      [&](const loupe::detail::timeline_step& step) { write_step(step); });
         write_flows(flows);
-    }
-
-    // The thread's track (tid, name) under the process track.
-    void append_thread_descriptor(const trace_thread& thread) {
-        const std::size_t track = pb::open(out_, field::track_descriptor);
-        pb::append_uint(out_, field::track_uuid, track_uuid(t_.session.pid, thread_track, thread.id));
-        pb::append_uint(out_, field::parent_uuid, track_uuid(t_.session.pid, process_track, 0));
-        const std::size_t descriptor = pb::open(out_, field::track_thread);
-        pb::append_uint(out_, field::thread_pid, t_.session.pid);
-        pb::append_uint(out_, field::thread_tid, thread.os_tid != 0 ? thread.os_tid : thread.id);
-        if (!thread.name.empty()) pb::append_bytes(out_, field::thread_name, printable_text(thread.name));
-        pb::close(out_, descriptor);
-        pb::close(out_, track);
     }
 
     // The thread's flow points, after its events: absolute times (the
