@@ -92,17 +92,17 @@ public:
         return true;
     }
 
+    /// Producer only: whether `n` slots from the head would wrap around the
+    /// ring's end (try_reserve(n) then fails whatever the room).
+    bool would_wrap(std::size_t n) const noexcept { return (producer_head_ & mask_) + n > capacity_; }
     /// Producer only: `n` free slots that follow each other in memory (no wrap
     /// inside), to be filled in place and published with `commit(n)`; null
     /// when they do not fit now or would wrap (then use try_push_n).
     raw_record* try_reserve(std::size_t n) noexcept {
         const std::uint64_t h = producer_head_;
-        if ((h & mask_) + n > capacity_ || !fits(h, n)) return nullptr;
+        if (would_wrap(n) || !fits(h, n)) return nullptr;
         return &slots_[h & mask_];
     }
-    /// Producer only: whether `n` slots from the head would wrap around the
-    /// ring's end (try_reserve(n) then fails whatever the room).
-    bool would_wrap(std::size_t n) const noexcept { return (producer_head_ & mask_) + n > capacity_; }
     /// Producer only: publishes the `n` slots try_reserve(n) gave.
     void commit(std::size_t n) noexcept {
         publish(producer_head_ + n);

@@ -303,7 +303,7 @@ private:
         const std::vector<std::uint32_t>& flows = flows_->of(thread.id);
         last_time_ = UINT64_MAX;
         for (const loupe::detail::timeline_event& e : *events_) last_time_ = std::min(last_time_, e.begin_ns);
-        for (const std::uint32_t f : flows) last_time_ = std::min(last_time_, t_.flows[f].time_ns);
+        if (!flows.empty()) last_time_ = std::min(last_time_, t_.flows[flows.front()].time_ns);  // by time
         if (last_time_ == UINT64_MAX) last_time_ = t_.session.start_ns;
         reset_interning();
 
