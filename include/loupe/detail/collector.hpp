@@ -200,6 +200,8 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                     pending.bytes = pending.received = 0;
                 } else if (pending.marker == &method_call_marker) {
                     deliver_method_call(r, live, live_mask, thread);
+                } else if (pending.marker == &skipped_unit_marker) {
+                    pending.bytes = pending.received = 0;
                 } else {
                     deliver_payload(pending, live, live_mask, thread);
                 }
@@ -215,7 +217,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             return false;
         }
         if (raw.where == &io_op_marker || raw.where == &io_resource_marker || raw.where == &context_marker ||
-            raw.where == &method_call_marker) {
+            raw.where == &method_call_marker || raw.where == &skipped_unit_marker) {
             // A header: its payload follows in the next records.
             pending.marker = raw.where;
             pending.sessions = raw.sessions;
@@ -228,10 +230,12 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                 pending.end_ticks = raw.t1;
                 pending.bytes = sizeof(method_payload_header);  // the real size comes with the first payload record
             } else {
-                const std::size_t limit = raw.where == &context_marker ? max_context_payload : max_io_resource_payload;
+                const std::size_t limit = raw.where == &context_marker       ? max_context_payload
+                                          : raw.where == &skipped_unit_marker ? sizeof pending.data
+                                                                              : max_io_resource_payload;
                 pending.bytes = static_cast<std::size_t>(std::min<std::uint64_t>(raw.t1, limit));
             }
-            if (pending.bytes == 0) deliver_payload(pending, live, live_mask, thread);
+            if (pending.bytes == 0 && raw.where != &skipped_unit_marker) deliver_payload(pending, live, live_mask, thread);
             return true;
         }
         if (raw.where == &zone_metrics_marker) {  // deltas, then the zone they belong to

@@ -89,6 +89,9 @@ struct alignas(64) site_binding {
     /// Straight, and the entries are the site's compile-time chains 0..n-1 in
     /// order, of one spec: evaluated inline, chain after chain.
     bool compiled_run = false;
+    /// Straight: the most ring records a call's unit takes (header record and
+    /// payload), which its entry opens in place (ring::open_frame).
+    std::uint32_t frame_records = 0;
     std::string site_class;   ///< D, the class whose method body holds the site
     mutable std::atomic<const receiver_mask*> cache[receiver_cache_size] = {};
     mutable std::vector<std::unique_ptr<receiver_mask>> cache_storage;  // under the registry mutex
@@ -298,6 +301,8 @@ private:
         if (bytes > max_method_values) return;
         b.straight = true;
         b.compiled_run = compiled_in_order;
+        b.frame_records = static_cast<std::uint32_t>(
+            1 + (sizeof(method_payload_header) + bytes + sizeof(raw_record) - 1) / sizeof(raw_record));
     }
 
     static void add(site_binding& b, binding_entry e) {

@@ -31,6 +31,9 @@ enum method_flags : std::uint8_t {
     method_exceptional = 1,  ///< left by an exception
     method_has_cpu = 2,      ///< cpu_begin/cpu_end are set
     method_values_lost = 4,  ///< some values did not fit the value stack or the payload
+    /// Producer only, never in a payload: the call's unit was opened in
+    /// place in its thread's ring (ring::open_frame).
+    method_frame_in_ring = 0x80,
 };
 
 /// First bytes of a method-call payload. The unit's header record carries

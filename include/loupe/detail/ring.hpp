@@ -27,6 +27,11 @@ struct raw_record {
 };
 static_assert(sizeof(raw_record) == 32, "a ring record is 32 bytes");
 
+/// Header marker of a unit the collector skips: the slots a method call had
+/// opened in place (ring::open_frame) when its chains recorded events of
+/// their own; `t1` is the payload size.
+LOUPE_API inline constexpr site skipped_unit_marker{"loupe.skipped", "", "", 0, site_kind::zone};
+
 /// Writes a multi-record unit into `out`: a header record (`marker`,
 /// `ticks`, the payload size, `sessions`) followed by the `n` bytes at
 /// `payload`, zero-padded to whole records (`payload` has room for that).
@@ -71,6 +76,7 @@ public:
     /// Producer (owning thread) only. False when full. Takes the fields as
     /// scalars so callers keep them in registers and store them once, here.
     bool try_push(const site* where, std::uint64_t t0, std::uint64_t t1, std::uint64_t sessions) noexcept {
+        if (LOUPE_UNLIKELY(frame_end_ != 0)) set_frame_aside();
         const std::uint64_t h = producer_head_;
         if (LOUPE_UNLIKELY(!fits(h, 1))) return false;
         raw_record& slot = slots_[h & mask_];
@@ -85,6 +91,7 @@ public:
     /// Producer only: appends `n` records as one unit (the collector sees all
     /// or none of them). False when they do not fit now.
     bool try_push_n(const raw_record* records, std::size_t n) noexcept {
+        if (LOUPE_UNLIKELY(frame_end_ != 0)) set_frame_aside();
         const std::uint64_t h = producer_head_;
         if (!fits(h, n)) return false;
         for (std::size_t i = 0; i < n; ++i) slots_[(h + i) & mask_] = records[i];
@@ -99,6 +106,7 @@ public:
     /// inside), to be filled in place and published with `commit(n)`; null
     /// when they do not fit now or would wrap (then use try_push_n).
     raw_record* try_reserve(std::size_t n) noexcept {
+        if (LOUPE_UNLIKELY(frame_end_ != 0)) set_frame_aside();
         const std::uint64_t h = producer_head_;
         if (would_wrap(n) || !fits(h, n)) return nullptr;
         return &slots_[h & mask_];
@@ -106,6 +114,61 @@ public:
     /// Producer only: publishes the `n` slots try_reserve(n) gave.
     void commit(std::size_t n) noexcept {
         publish(producer_head_ + n);
+    }
+
+    // ---- a method call's unit built in place (params/method.hpp) ----
+    //
+    // A call's entry writes its values straight into slots at the head and
+    // leaves them unpublished; if the call returns before anything else is
+    // pushed (a call that records nothing inside itself), its exit writes the
+    // header record in front of them and publishes the unit: no copy. Any
+    // other push first sets the frame aside (set_frame_aside): its payload is
+    // copied to the place the entry named, and the call's exit packs its unit
+    // from there as usual. One frame waits at a time: the innermost call's.
+
+    /// Producer only: opens `n` slots at the head (no wrap inside) for a
+    /// call's unit; slot 0 holds a skipped unit until the call closes it, so
+    /// the slots read as skipped if events recorded while the values are
+    /// written (by the chains' getters) publish them. Null when they do not
+    /// fit now.
+    raw_record* open_frame(std::size_t n) noexcept {
+        raw_record* slots = try_reserve(n);
+        if (slots == nullptr) return nullptr;
+        slots[0].where = &skipped_unit_marker;
+        slots[0].t1 = (n - 1) * sizeof(raw_record);
+        slots[0].sessions = 0;
+        frame_start_ = producer_head_;
+        frame_end_ = producer_head_ + n;
+        frame_open_ = true;
+        return slots;
+    }
+
+    enum class frame_state : std::uint8_t {
+        in_place,     ///< waits in the ring; set aside to `spill` by the next push
+        skipped,      ///< events came while it was open: its slots went out as skipped, its bytes are intact
+        overwritten,  ///< so many events came that the ring wrapped over its bytes
+    };
+    /// Producer only: the values are written; the unit now takes `records`
+    /// slots, and its payload (`bytes` from slot 1) goes to `spill` if
+    /// something else is pushed before the call returns.
+    frame_state close_frame(std::size_t records, std::size_t bytes, unsigned char* spill) noexcept {
+        frame_open_ = false;
+        if (LOUPE_UNLIKELY(frame_end_ == 0)) {
+            return producer_head_ - frame_start_ <= capacity_ ? frame_state::skipped : frame_state::overwritten;
+        }
+        frame_end_ = producer_head_ + records;
+        frame_bytes_ = bytes;
+        frame_spill_ = spill;
+        return frame_state::in_place;
+    }
+    /// Producer only: the slots of the frame that still waits in place (null
+    /// when it was set aside).
+    raw_record* waiting_frame() noexcept { return frame_end_ != 0 ? &slots_[producer_head_ & mask_] : nullptr; }
+    /// Producer only: publishes the waiting frame, its header written.
+    void commit_frame() noexcept {
+        const std::uint64_t end = frame_end_;
+        frame_end_ = 0;
+        publish(end);
     }
 
     /// Producer only: the next push looks at the collector's tail again even
@@ -148,6 +211,8 @@ public:
     /// retired and drained, with no producer attached.
     void reset_for_reuse() noexcept {
         producer_head_ = 0;
+        frame_start_ = frame_end_ = 0;
+        frame_open_ = false;
         full_skips_ = 0;
         head_.store(0, std::memory_order_relaxed);
         tail_.store(0, std::memory_order_relaxed);
@@ -219,6 +284,18 @@ private:
         return false;
     }
 
+    // Producer only: a push comes while a frame waits in place. Open (its
+    // chains are recording): its slots are left behind as a skipped unit
+    // and the push goes after them. Closed: its payload is copied out.
+    LOUPE_NOINLINE void set_frame_aside() noexcept {
+        if (frame_open_) {
+            producer_head_ = frame_end_;
+        } else {
+            std::memcpy(frame_spill_, &slots_[(producer_head_ + 1) & mask_], frame_bytes_);
+        }
+        frame_end_ = 0;
+    }
+
     // Producer only: the next head, published to the collector.
     void publish(std::uint64_t h) noexcept {
         producer_head_ = h;
@@ -232,7 +309,12 @@ private:
     // counters (the producer's, read by the collector now and then).
     alignas(64) std::uint64_t producer_head_ = 0;
     std::uint64_t cached_tail_ = 0;
+    std::uint64_t frame_end_ = 0;  ///< a frame waits in place in [producer_head_, frame_end_) (0: none)
     unsigned full_skips_ = 0;
+    bool frame_open_ = false;
+    std::uint64_t frame_start_ = 0;
+    std::size_t frame_bytes_ = 0;
+    unsigned char* frame_spill_ = nullptr;
     alignas(64) std::atomic<std::uint64_t> head_{0};
     alignas(64) std::atomic<std::uint64_t> tail_{0};
     alignas(64) const std::size_t capacity_;

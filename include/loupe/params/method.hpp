@@ -233,10 +233,13 @@ LOUPE_NOINLINE unsigned char* evaluate_entries(const site_binding& binding, std:
     return at;
 }
 
-// Opens the call's frame on the thread's value stack and writes into it the
-// values of the entries in `mask` that belong to `sessions`; `e` gets the
-// frame (none when the call carries nothing) and the flags. True if one of
-// the entries wants CPU time (its slot in the frame is left for the caller).
+// Opens the call's frame and writes into it the values of the entries in
+// `mask` that belong to `sessions`; `e` gets the frame (none when the call
+// carries nothing) and the flags. True if one of the entries wants CPU time
+// (its slot in the frame is left for the caller). The frame is a place on
+// the thread's value stack; for a straight binding without metrics, the
+// values go straight into the ring (ring::open_frame) and that place only
+// receives them if something else is pushed before the call returns.
 template <class Chains, class Self, class Tuple>
 bool evaluate_values(const method_site& where, const site_binding& binding, std::uint64_t mask, std::uint64_t sessions,
                      const Chains& chains, const Self* self, const Tuple& args, call_entry& e) noexcept {
@@ -246,7 +249,12 @@ bool evaluate_values(const method_site& where, const site_binding& binding, std:
         e.flags |= method_values_lost;  // no room for a frame: the call carries its timing alone
         return false;
     }
-    unsigned char* const frame = stack->bytes + stack->top;
+    const bool straight = binding.straight && (binding.slots & ~sessions) == 0;
+    ring* const rg = ts.owned_ring;
+    raw_record* const in_ring = straight && ts.plan == nullptr && rg != nullptr ? rg->open_frame(binding.frame_records)
+                                                                               : nullptr;
+    unsigned char* const frame =
+        in_ring != nullptr ? reinterpret_cast<unsigned char*>(in_ring + 1) : stack->bytes + stack->top;
     unsigned char* const values = frame + sizeof(method_payload_header);
     // Room for the values within one unit's payload, keeping the CPU times' slot.
     const unsigned char* const limit = values + max_method_values;
@@ -256,7 +264,7 @@ bool evaluate_values(const method_site& where, const site_binding& binding, std:
     std::uint8_t flags = 0;
     bool cpu = false;
     ++ts.in_chain;  // methods the chains call are not traced
-    if (binding.straight && (binding.slots & ~sessions) == 0) {
+    if (straight) {
         if constexpr (Chains::count != 0) {
             end = binding.compiled_run ? evaluate_compiled_run(binding, chains, self, args, values,
                                                                std::make_index_sequence<Chains::count>{})
@@ -269,8 +277,22 @@ bool evaluate_values(const method_site& where, const site_binding& binding, std:
         end = evaluate_entries(binding, mask, sessions, chains, self, args, values, limit, count, flags, cpu, params);
     }
     --ts.in_chain;
-    if (count == 0 && flags == 0 && !cpu) return false;  // nothing to carry: timed as a plain zone
     const auto values_bytes = static_cast<std::uint32_t>(end - values);
+    if (in_ring != nullptr) {  // straight: count != 0, no CPU time
+        const method_payload_header h{&where, values_bytes, count, 0, 0};
+        std::memcpy(frame, &h, sizeof h);
+        const std::size_t bytes = sizeof h + values_bytes;
+        unsigned char* const spill = stack->bytes + stack->top;
+        switch (rg->close_frame(1 + (bytes + sizeof(raw_record) - 1) / sizeof(raw_record), bytes, spill)) {
+            case ring::frame_state::in_place: e.flags |= method_frame_in_ring; break;
+            case ring::frame_state::skipped: std::memcpy(spill, frame, bytes); break;
+            case ring::frame_state::overwritten: e.flags |= method_values_lost; return false;
+        }
+        e.frame = static_cast<std::uint32_t>(stack->top);
+        stack->top += bytes;
+        return false;
+    }
+    if (count == 0 && flags == 0 && !cpu) return false;  // nothing to carry: timed as a plain zone
     if (cpu) {  // the CPU times go between the header and the values
         std::memmove(values + sizeof(method_cpu_times), values, values_bytes);
         flags |= method_has_cpu;
@@ -484,12 +506,25 @@ LOUPE_NOINLINE void push_method_unit_slow(const method_exit x, thread_state& ts)
 // clock first, then pushes the call as one unit — its metric deltas if any,
 // the header record, and the frame its entry left on the value stack with
 // the exit's flags and CPU time patched in — in place in the ring when it
-// fits, and pops the frame. (A call that carries nothing but its timing
-// never comes here: method_scope pushes it as a plain zone, one record.)
+// fits, and pops the frame. A frame its entry opened in the ring that still
+// waits there (nothing was pushed since) only gets its header record and is
+// published. (A call that carries nothing but its timing never comes here:
+// method_scope pushes it as a plain zone, one record.)
 template <int>
 LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0, std::uint64_t sessions,
                                      const metric_plan* plan, std::uint32_t frame, std::uint8_t flags) noexcept {
     thread_state& ts = t_state;
+    if (flags & method_frame_in_ring) {
+        flags = static_cast<std::uint8_t>(flags & ~method_frame_in_ring);
+        raw_record* const unit = plan == nullptr ? ts.owned_ring->waiting_frame() : nullptr;
+        if (LOUPE_LIKELY(unit != nullptr)) {
+            unit[0] = raw_record{&method_call_marker, t0, read_ticks(), sessions};
+            reinterpret_cast<unsigned char*>(unit + 1)[offsetof(method_payload_header, flags)] = flags;
+            ts.owned_ring->commit_frame();
+            ts.values->top = frame;
+            return;
+        }
+    }
     std::int64_t metric_end[max_zone_metrics];
     if (plan != nullptr) read_plan(*plan, *ts.metrics, metric_end);
     method_exit x;
