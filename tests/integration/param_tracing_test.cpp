@@ -611,6 +611,113 @@ TEST(ParamTracing, MethodsCalledByAModifierAreNotTraced) {
     EXPECT_EQ(guarded::getter_calls.load(), 1);
 }
 
+// A straight binding's values are written straight into the thread's ring
+// and published in place when the call returns; whatever else the thread
+// records in between must neither lose them nor be lost.
+namespace in_place {
+
+struct Order {
+    std::string id;
+    int lines = 0;
+    int priced() const {  // a getter that records a zone of its own
+        LOUPE_ZONE("in_place::Order::priced");
+        return lines * 10;
+    }
+};
+
+void ship(const Order& order, int boxes) {
+    LOUPE_FUNCTION_CHAINS("in_place::ship(Order const&,int)", (order, boxes),
+                          loupe::named("id", loupe::arg<1> | loupe::field(&Order::id)),
+                          loupe::named("boxes", loupe::arg<2>));
+    LOUPE_ZONE("in_place::ship.body");  // recorded while the call's values wait in the ring
+}
+
+void dispatch(const Order& order) {
+    LOUPE_FUNCTION_CHAINS("in_place::dispatch(Order const&)", (order),
+                          loupe::named("id", loupe::arg<1> | loupe::field(&Order::id)));
+    ship(order, order.lines);  // a call with values inside a call with values
+}
+
+void quote(const Order& order) {
+    LOUPE_FUNCTION_CHAINS("in_place::quote(Order const&)", (order),
+                          loupe::named("total", loupe::arg<1> | loupe::call(&Order::priced)),
+                          loupe::named("id", loupe::arg<1> | loupe::field(&Order::id)));
+}
+
+loupe::session_config session(std::shared_ptr<method_recorder> sink) {
+    auto cfg = method_session(std::move(sink),
+                              "method=in_place::ship\nmethod=in_place::dispatch\nmethod=in_place::quote\n");
+    cfg.kinds = loupe::kinds::methods | loupe::kinds::zones;
+    cfg.overflow = loupe::overflow_policy::block;  // every event counts below
+    return cfg;
+}
+
+}  // namespace in_place
+
+TEST(ParamTracing, ValuesWrittenInPlaceSurviveWhatTheCallRecordsInside) {
+    auto sink = std::make_shared<method_recorder>();
+    auto s = loupe::start_session(in_place::session(sink));
+    constexpr int rounds = 300;
+    std::thread([] {
+        for (int i = 0; i < rounds; ++i) {
+            const in_place::Order order{"order-" + std::to_string(i), i % 7};
+            in_place::ship(order, i);
+            in_place::dispatch(order);
+        }
+    }).join();
+    const loupe::session_stats stats = s.stop();
+    const auto ships = sink->calls("in_place::ship(Order const&,int)");
+    const auto dispatches = sink->calls("in_place::dispatch(Order const&)");
+    ASSERT_EQ(ships.size(), 2u * rounds);
+    ASSERT_EQ(dispatches.size(), std::size_t{rounds});
+    for (int i = 0; i < rounds; ++i) {
+        const std::string id = "order-" + std::to_string(i);
+        const seen_call& alone = ships[2 * static_cast<std::size_t>(i)];
+        const seen_call& nested = ships[2 * static_cast<std::size_t>(i) + 1];
+        ASSERT_EQ(alone.values.size(), 2u) << i;
+        EXPECT_EQ(alone.values[0].text, id);
+        EXPECT_EQ(alone.values[1].text, std::to_string(i));
+        ASSERT_EQ(nested.values.size(), 2u) << i;
+        EXPECT_EQ(nested.values[0].text, id);
+        EXPECT_EQ(nested.values[1].text, std::to_string(i % 7));
+        ASSERT_EQ(dispatches[static_cast<std::size_t>(i)].values.size(), 1u) << i;
+        EXPECT_EQ(dispatches[static_cast<std::size_t>(i)].values[0].text, id);  // set aside by the call inside it
+        EXPECT_FALSE(dispatches[static_cast<std::size_t>(i)].values_lost);
+        EXPECT_LE(dispatches[static_cast<std::size_t>(i)].begin_ns, nested.begin_ns);
+        EXPECT_GE(dispatches[static_cast<std::size_t>(i)].end_ns, nested.end_ns);
+    }
+    EXPECT_EQ(sink->calls("in_place::ship.body").size(), 2u * rounds);
+    EXPECT_EQ(stats.delivered, 5u * rounds);  // 3 calls and 2 zones a round, nothing more
+    EXPECT_EQ(stats.dropped, 0u);
+}
+
+TEST(ParamTracing, AGetterThatRecordsWhileTheValuesAreWrittenLosesNothing) {
+    auto sink = std::make_shared<method_recorder>();
+    auto s = loupe::start_session(in_place::session(sink));
+    constexpr int rounds = 300;
+    // Long ids: the slots left behind are mostly text, which read as records
+    // would name sessions and sites that do not exist.
+    const std::string prefix(100, 'q');
+    std::thread([&prefix] {
+        for (int i = 0; i < rounds; ++i) in_place::quote(in_place::Order{prefix + std::to_string(i), i});
+    }).join();
+    const loupe::session_stats stats = s.stop();
+    const auto quotes = sink->calls("in_place::quote(Order const&)");
+    ASSERT_EQ(quotes.size(), std::size_t{rounds});
+    for (int i = 0; i < rounds; ++i) {
+        const seen_call& c = quotes[static_cast<std::size_t>(i)];
+        ASSERT_EQ(c.values.size(), 2u) << i;
+        EXPECT_EQ(c.values[0].text, std::to_string(i * 10));
+        EXPECT_EQ(c.values[1].text, prefix + std::to_string(i));
+        EXPECT_FALSE(c.values_lost);
+    }
+    // The getter's zone is recorded (before the call it serves), and the
+    // slots the call had opened reach no sink.
+    EXPECT_EQ(sink->calls("in_place::Order::priced").size(), std::size_t{rounds});
+    EXPECT_EQ(stats.delivered, 2u * rounds);
+    EXPECT_EQ(stats.dropped, 0u);
+}
+
 TEST(ParamTracing, AThreadTheFilterExcludesNeverRunsTheGetters) {
     auto sink = std::make_shared<method_recorder>();
     auto cfg = method_session(sink, "method=guarded::transfer(Account const&); param=1; chain=call(balance)");

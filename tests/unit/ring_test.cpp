@@ -1,9 +1,10 @@
 // The per-thread ring on its own: what a producer sees when the collector
-// falls behind (drops, and how soon it notices room again), and that units
-// arrive whole or not at all.
+// falls behind (drops, and how soon it notices room again), that units
+// arrive whole or not at all, and the method frames built in place.
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include <loupe/detail/ring.hpp>
@@ -70,6 +71,137 @@ TEST(Ring, AReservationThatWouldWrapIsRefusedAndPushNWrapsInstead) {
     EXPECT_TRUE(drain_all(r).empty());  // not visible before commit
     r.commit(2);
     EXPECT_EQ(drain_all(r), (std::vector<std::uint64_t>{30, 31}));
+}
+
+// A frame built in place (ring::open_frame): what a method call's entry and
+// exit do with it, and what any other push in between does to it.
+
+raw_record* open_test_frame(ring& r, std::size_t n, unsigned char fill) {
+    raw_record* slots = r.open_frame(n);
+    if (slots != nullptr) std::memset(static_cast<void*>(slots + 1), fill, (n - 1) * sizeof(raw_record));
+    return slots;
+}
+
+TEST(RingFrame, AFrameNothingInterruptsIsPublishedInPlaceByItsHeader) {
+    ring r(64);
+    raw_record* slots = open_test_frame(r, 4, 0xAB);
+    ASSERT_NE(slots, nullptr);
+    unsigned char spill[96] = {};
+    ASSERT_EQ(r.close_frame(3, 64, spill), ring::frame_state::in_place);
+    EXPECT_TRUE(drain_all(r).empty());  // nothing visible while it waits
+    ASSERT_EQ(r.waiting_frame(), slots);
+    slots[0] = {&test_site, 7, 8, 1};
+    r.commit_frame();
+    EXPECT_EQ(r.waiting_frame(), nullptr);
+    std::vector<raw_record> seen;
+    r.drain([&](const raw_record& rec) {
+        seen.push_back(rec);
+        return true;
+    });
+    ASSERT_EQ(seen.size(), 3u);  // the header and the two payload records the frame closed with
+    EXPECT_EQ(seen[0].t0, 7u);
+    EXPECT_EQ(reinterpret_cast<const unsigned char*>(&seen[1])[0], 0xAB);
+    EXPECT_EQ(spill[0], 0);  // never copied
+    EXPECT_TRUE(r.try_push(&test_site, 9, 9, 1));  // the ring goes on after it
+    EXPECT_EQ(drain_all(r), std::vector<std::uint64_t>{9});
+}
+
+TEST(RingFrame, APushAfterTheFrameClosedCopiesItsPayloadOutAndTakesItsSlots) {
+    ring r(64);
+    raw_record* slots = open_test_frame(r, 4, 0x5C);
+    ASSERT_NE(slots, nullptr);
+    unsigned char spill[64] = {};
+    ASSERT_EQ(r.close_frame(3, 40, spill), ring::frame_state::in_place);
+    EXPECT_TRUE(r.try_push(&test_site, 1, 2, 1));  // e.g. a zone inside the call
+    EXPECT_EQ(r.waiting_frame(), nullptr);
+    for (int i = 0; i < 40; ++i) ASSERT_EQ(spill[i], 0x5C) << i;
+    EXPECT_EQ(spill[40], 0);  // exactly the payload's bytes
+    EXPECT_EQ(drain_all(r), std::vector<std::uint64_t>{1});
+}
+
+TEST(RingFrame, EveryKindOfPushSetsAWaitingFrameAsideFirst) {
+    for (int kind = 0; kind < 3; ++kind) {
+        ring r(64);
+        ASSERT_NE(open_test_frame(r, 4, 0x11), nullptr);
+        unsigned char spill[32] = {};
+        ASSERT_EQ(r.close_frame(2, 16, spill), ring::frame_state::in_place);
+        const raw_record unit[2] = {{&test_site, 3, 0, 1}, {&test_site, 4, 0, 1}};
+        if (kind == 0) {
+            ASSERT_TRUE(r.try_push(&test_site, 3, 0, 1));
+        } else if (kind == 1) {
+            ASSERT_TRUE(r.try_push_n(unit, 2));
+        } else {
+            raw_record* s = r.try_reserve(1);
+            ASSERT_NE(s, nullptr);
+            *s = unit[0];
+            r.commit(1);
+        }
+        EXPECT_EQ(spill[15], 0x11) << kind;
+        EXPECT_EQ(r.waiting_frame(), nullptr) << kind;
+        EXPECT_EQ(drain_all(r).front(), 3u) << kind;
+    }
+}
+
+TEST(RingFrame, APushWhileTheFrameIsOpenLeavesItsSlotsBehindAsASkippedUnit) {
+    ring r(64);
+    raw_record* slots = open_test_frame(r, 4, 0x77);
+    ASSERT_NE(slots, nullptr);
+    EXPECT_TRUE(r.try_push(&test_site, 5, 5, 1));  // a getter the chains call records a zone
+    unsigned char spill[64] = {};
+    EXPECT_EQ(r.close_frame(3, 40, spill), ring::frame_state::skipped);  // its bytes are intact: the caller copies them
+    EXPECT_EQ(reinterpret_cast<const unsigned char*>(slots + 1)[39], 0x77);
+    EXPECT_EQ(r.waiting_frame(), nullptr);
+    std::vector<raw_record> seen;
+    r.drain([&](const raw_record& rec) {
+        seen.push_back(rec);
+        return true;
+    });
+    ASSERT_EQ(seen.size(), 5u);  // the skipped unit (header + 3 records), then the zone
+    EXPECT_EQ(seen[0].where, &loupe::detail::skipped_unit_marker);
+    EXPECT_EQ(seen[0].t1, 3 * sizeof(raw_record));
+    EXPECT_EQ(seen[0].sessions, 0u);
+    EXPECT_EQ(seen[4].t0, 5u);
+}
+
+TEST(RingFrame, AFrameOverwrittenWhileOpenIsReportedSo) {
+    ring r(8);
+    ASSERT_NE(open_test_frame(r, 3, 0x22), nullptr);
+    // The chains' getter records more than the ring holds, the collector
+    // keeping up: the ring comes round over the frame's bytes.
+    for (std::uint64_t i = 0; i < 12; ++i) {
+        r.recheck_room();
+        ASSERT_TRUE(r.try_push(&test_site, i, i, 1)) << i;
+        drain_all(r);
+    }
+    unsigned char spill[64] = {};
+    EXPECT_EQ(r.close_frame(2, 20, spill), ring::frame_state::overwritten);
+}
+
+TEST(RingFrame, AFrameThatWouldWrapOrDoesNotFitIsNotOpened) {
+    ring r(8);
+    for (std::uint64_t i = 0; i < 6; ++i) ASSERT_TRUE(r.try_push(&test_site, i, i, 1));
+    EXPECT_EQ(r.open_frame(3), nullptr);  // 2 slots left
+    drain_all(r);
+    r.recheck_room();
+    EXPECT_EQ(r.open_frame(3), nullptr);  // head at 6: it would wrap
+    EXPECT_TRUE(r.try_push(&test_site, 1, 1, 1));  // the ring is unchanged by the refusals
+    EXPECT_EQ(drain_all(r), std::vector<std::uint64_t>{1});
+}
+
+TEST(RingFrame, ASecondFrameSetsTheFirstAside) {
+    ring r(64);
+    ASSERT_NE(open_test_frame(r, 3, 0x01), nullptr);
+    unsigned char outer[32] = {};
+    ASSERT_EQ(r.close_frame(2, 24, outer), ring::frame_state::in_place);
+    raw_record* inner = open_test_frame(r, 3, 0x02);  // a call inside the first
+    ASSERT_NE(inner, nullptr);
+    EXPECT_EQ(outer[23], 0x01);
+    unsigned char inner_spill[32] = {};
+    ASSERT_EQ(r.close_frame(2, 24, inner_spill), ring::frame_state::in_place);
+    inner[0] = {&test_site, 50, 51, 1};
+    r.commit_frame();
+    EXPECT_EQ(r.waiting_frame(), nullptr);  // the outer call then packs its unit from `outer`
+    EXPECT_EQ(drain_all(r), (std::vector<std::uint64_t>{50, 0x0202020202020202u}));
 }
 
 }  // namespace

@@ -1,10 +1,10 @@
 // How a method call travels from its thread to the collector: the values its
-// specs produced at entry wait on the thread's value stack until the call
-// returns; then one ring unit carries the call — a header record (marker,
-// entry ticks, payload size, sessions) and a payload: the call's exit
-// details followed by its encoded values. One unit per call, so a call is
-// delivered whole or counted as dropped, and an exit never arrives without
-// its entry.
+// specs produced at entry wait until the call returns — in unpublished slots
+// of the thread's ring (ring::open_frame), or on the thread's value stack —
+// then one ring unit carries the call: a header record (marker, entry ticks,
+// payload size, sessions) and a payload, the call's exit details followed by
+// its encoded values. One unit per call, so a call is delivered whole or
+// counted as dropped, and an exit never arrives without its entry.
 #pragma once
 
 #include <cstddef>

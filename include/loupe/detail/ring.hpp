@@ -76,9 +76,8 @@ public:
     /// Producer (owning thread) only. False when full. Takes the fields as
     /// scalars so callers keep them in registers and store them once, here.
     bool try_push(const site* where, std::uint64_t t0, std::uint64_t t1, std::uint64_t sessions) noexcept {
-        if (LOUPE_UNLIKELY(frame_end_ != 0)) set_frame_aside();
+        if (LOUPE_UNLIKELY(!fits(1))) return false;
         const std::uint64_t h = producer_head_;
-        if (LOUPE_UNLIKELY(!fits(h, 1))) return false;
         raw_record& slot = slots_[h & mask_];
         slot.where = where;
         slot.t0 = t0;
@@ -91,9 +90,8 @@ public:
     /// Producer only: appends `n` records as one unit (the collector sees all
     /// or none of them). False when they do not fit now.
     bool try_push_n(const raw_record* records, std::size_t n) noexcept {
-        if (LOUPE_UNLIKELY(frame_end_ != 0)) set_frame_aside();
+        if (!fits(n)) return false;
         const std::uint64_t h = producer_head_;
-        if (!fits(h, n)) return false;
         for (std::size_t i = 0; i < n; ++i) slots_[(h + i) & mask_] = records[i];
         publish(h + n);
         return true;
@@ -106,10 +104,8 @@ public:
     /// inside), to be filled in place and published with `commit(n)`; null
     /// when they do not fit now or would wrap (then use try_push_n).
     raw_record* try_reserve(std::size_t n) noexcept {
-        if (LOUPE_UNLIKELY(frame_end_ != 0)) set_frame_aside();
-        const std::uint64_t h = producer_head_;
-        if (would_wrap(n) || !fits(h, n)) return nullptr;
-        return &slots_[h & mask_];
+        if (would_wrap(n) || !fits(n)) return nullptr;
+        return &slots_[producer_head_ & mask_];
     }
     /// Producer only: publishes the `n` slots try_reserve(n) gave.
     void commit(std::size_t n) noexcept {
@@ -122,25 +118,24 @@ public:
     // leaves them unpublished; if the call returns before anything else is
     // pushed (a call that records nothing inside itself), its exit writes the
     // header record in front of them and publishes the unit: no copy. Any
-    // other push first sets the frame aside (set_frame_aside): its payload is
-    // copied to the place the entry named, and the call's exit packs its unit
-    // from there as usual. One frame waits at a time: the innermost call's.
+    // other push first sets the frame aside (set_frame_aside): a closed
+    // frame's payload is copied to the place its entry named, and the call's
+    // exit packs its unit from there as usual; an open one (its chains'
+    // getters record events while the values are written) is left behind as
+    // a skipped unit. One frame waits at a time: the innermost call's. While
+    // it waits, cached_tail_ is moved so that the room test of every push
+    // fails and takes the slow path (fits): the other pushes pay nothing.
 
     /// Producer only: opens `n` slots at the head (no wrap inside) for a
-    /// call's unit; slot 0 holds a skipped unit until the call closes it, so
-    /// the slots read as skipped if events recorded while the values are
-    /// written (by the chains' getters) publish them. Null when they do not
-    /// fit now.
+    /// call's unit; null when they do not fit now.
     raw_record* open_frame(std::size_t n) noexcept {
-        raw_record* slots = try_reserve(n);
-        if (slots == nullptr) return nullptr;
-        slots[0].where = &skipped_unit_marker;
-        slots[0].t1 = (n - 1) * sizeof(raw_record);
-        slots[0].sessions = 0;
-        frame_start_ = producer_head_;
-        frame_end_ = producer_head_ + n;
-        frame_open_ = true;
-        return slots;
+        if (would_wrap(n) || !fits(n)) return nullptr;
+        const std::uint64_t h = producer_head_;
+        frame_end_ = h + n;
+        frame_spill_ = nullptr;  // open
+        frame_tail_ = cached_tail_;
+        cached_tail_ = h - capacity_;  // every room test fails while the frame waits
+        return &slots_[h & mask_];
     }
 
     enum class frame_state : std::uint8_t {
@@ -152,7 +147,6 @@ public:
     /// slots, and its payload (`bytes` from slot 1) goes to `spill` if
     /// something else is pushed before the call returns.
     frame_state close_frame(std::size_t records, std::size_t bytes, unsigned char* spill) noexcept {
-        frame_open_ = false;
         if (LOUPE_UNLIKELY(frame_end_ == 0)) {
             return producer_head_ - frame_start_ <= capacity_ ? frame_state::skipped : frame_state::overwritten;
         }
@@ -168,7 +162,12 @@ public:
     void commit_frame() noexcept {
         const std::uint64_t end = frame_end_;
         frame_end_ = 0;
+        cached_tail_ = frame_tail_;
         publish(end);
+    }
+    /// Producer only: sets a waiting frame aside now (see set_frame_aside).
+    void set_aside_waiting_frame() noexcept {
+        if (frame_end_ != 0) set_frame_aside();
     }
 
     /// Producer only: the next push looks at the collector's tail again even
@@ -211,8 +210,7 @@ public:
     /// retired and drained, with no producer attached.
     void reset_for_reuse() noexcept {
         producer_head_ = 0;
-        frame_start_ = frame_end_ = 0;
-        frame_open_ = false;
+        frame_end_ = frame_start_ = frame_tail_ = 0;
         full_skips_ = 0;
         head_.store(0, std::memory_order_relaxed);
         tail_.store(0, std::memory_order_relaxed);
@@ -271,9 +269,15 @@ private:
     // without fetching the collector's cache line for every event.
     static constexpr unsigned full_skip_events = 15;
 
-    // Producer only: true if `n` records fit after head `h`.
-    bool fits(std::uint64_t h, std::size_t n) noexcept {
-        if (LOUPE_LIKELY(h + n - cached_tail_ <= capacity_)) return true;
+    // Producer only: true if `n` records fit after the head. A waiting frame
+    // fails the first test (open_frame) and is set aside here, first.
+    bool fits(std::size_t n) noexcept {
+        if (LOUPE_LIKELY(producer_head_ + n - cached_tail_ <= capacity_)) return true;
+        if (LOUPE_UNLIKELY(frame_end_ != 0)) {
+            set_frame_aside();
+            if (producer_head_ + n - cached_tail_ <= capacity_) return true;
+        }
+        const std::uint64_t h = producer_head_;
         if (full_skips_ != 0) {
             --full_skips_;
             return false;
@@ -288,12 +292,20 @@ private:
     // chains are recording): its slots are left behind as a skipped unit
     // and the push goes after them. Closed: its payload is copied out.
     LOUPE_NOINLINE void set_frame_aside() noexcept {
-        if (frame_open_) {
+        const std::uint64_t h = producer_head_;
+        if (frame_spill_ == nullptr) {  // open
+            raw_record& skipped = slots_[h & mask_];
+            skipped.where = &skipped_unit_marker;
+            skipped.t0 = 0;
+            skipped.t1 = (frame_end_ - h - 1) * sizeof(raw_record);
+            skipped.sessions = 0;
+            frame_start_ = h;
             producer_head_ = frame_end_;
         } else {
-            std::memcpy(frame_spill_, &slots_[(producer_head_ + 1) & mask_], frame_bytes_);
+            std::memcpy(frame_spill_, &slots_[(h + 1) & mask_], frame_bytes_);
         }
         frame_end_ = 0;
+        cached_tail_ = frame_tail_;
     }
 
     // Producer only: the next head, published to the collector.
@@ -309,12 +321,12 @@ private:
     // counters (the producer's, read by the collector now and then).
     alignas(64) std::uint64_t producer_head_ = 0;
     std::uint64_t cached_tail_ = 0;
-    std::uint64_t frame_end_ = 0;  ///< a frame waits in place in [producer_head_, frame_end_) (0: none)
     unsigned full_skips_ = 0;
-    bool frame_open_ = false;
-    std::uint64_t frame_start_ = 0;
+    std::uint64_t frame_end_ = 0;   ///< a frame waits in place in [producer_head_, frame_end_) (0: none)
+    std::uint64_t frame_tail_ = 0;  ///< cached_tail_ while a frame waits
+    unsigned char* frame_spill_ = nullptr;  ///< null while the frame is open
     std::size_t frame_bytes_ = 0;
-    unsigned char* frame_spill_ = nullptr;
+    std::uint64_t frame_start_ = 0;  ///< where a frame set aside while open began
     alignas(64) std::atomic<std::uint64_t> head_{0};
     alignas(64) std::atomic<std::uint64_t> tail_{0};
     alignas(64) const std::size_t capacity_;

@@ -516,14 +516,16 @@ LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0,
     thread_state& ts = t_state;
     if (flags & method_frame_in_ring) {
         flags = static_cast<std::uint8_t>(flags & ~method_frame_in_ring);
-        raw_record* const unit = plan == nullptr ? ts.owned_ring->waiting_frame() : nullptr;
-        if (LOUPE_LIKELY(unit != nullptr)) {
+        ring& rg = *ts.owned_ring;
+        raw_record* const unit = rg.waiting_frame();
+        if (LOUPE_LIKELY(unit != nullptr && plan == nullptr)) {
             unit[0] = raw_record{&method_call_marker, t0, read_ticks(), sessions};
             reinterpret_cast<unsigned char*>(unit + 1)[offsetof(method_payload_header, flags)] = flags;
-            ts.owned_ring->commit_frame();
+            rg.commit_frame();
             ts.values->top = frame;
             return;
         }
+        rg.set_aside_waiting_frame();  // its payload onto the value stack, packed from there below
     }
     std::int64_t metric_end[max_zone_metrics];
     if (plan != nullptr) read_plan(*plan, *ts.metrics, metric_end);
