@@ -89,10 +89,11 @@ TEST(RingFrame, AFrameNothingInterruptsIsPublishedInPlaceByItsHeader) {
     unsigned char spill[96] = {};
     ASSERT_EQ(r.close_frame(3, 64, spill), ring::frame_state::in_place);
     EXPECT_TRUE(drain_all(r).empty());  // nothing visible while it waits
+    ASSERT_TRUE(r.frame_waits());
     ASSERT_EQ(r.waiting_frame(), slots);
     slots[0] = {&test_site, 7, 8, 1};
     r.commit_frame();
-    EXPECT_EQ(r.waiting_frame(), nullptr);
+    EXPECT_FALSE(r.frame_waits());
     std::vector<raw_record> seen;
     r.drain([&](const raw_record& rec) {
         seen.push_back(rec);
@@ -113,7 +114,7 @@ TEST(RingFrame, APushAfterTheFrameClosedCopiesItsPayloadOutAndTakesItsSlots) {
     unsigned char spill[64] = {};
     ASSERT_EQ(r.close_frame(3, 40, spill), ring::frame_state::in_place);
     EXPECT_TRUE(r.try_push(&test_site, 1, 2, 1));  // e.g. a zone inside the call
-    EXPECT_EQ(r.waiting_frame(), nullptr);
+    EXPECT_FALSE(r.frame_waits());
     for (int i = 0; i < 40; ++i) ASSERT_EQ(spill[i], 0x5C) << i;
     EXPECT_EQ(spill[40], 0);  // exactly the payload's bytes
     EXPECT_EQ(drain_all(r), std::vector<std::uint64_t>{1});
@@ -137,7 +138,7 @@ TEST(RingFrame, EveryKindOfPushSetsAWaitingFrameAsideFirst) {
             r.commit(1);
         }
         EXPECT_EQ(spill[15], 0x11) << kind;
-        EXPECT_EQ(r.waiting_frame(), nullptr) << kind;
+        EXPECT_FALSE(r.frame_waits()) << kind;
         EXPECT_EQ(drain_all(r).front(), 3u) << kind;
     }
 }
@@ -150,7 +151,7 @@ TEST(RingFrame, APushWhileTheFrameIsOpenLeavesItsSlotsBehindAsASkippedUnit) {
     unsigned char spill[64] = {};
     EXPECT_EQ(r.close_frame(3, 40, spill), ring::frame_state::skipped);  // its bytes are intact: the caller copies them
     EXPECT_EQ(reinterpret_cast<const unsigned char*>(slots + 1)[39], 0x77);
-    EXPECT_EQ(r.waiting_frame(), nullptr);
+    EXPECT_FALSE(r.frame_waits());
     std::vector<raw_record> seen;
     r.drain([&](const raw_record& rec) {
         seen.push_back(rec);
@@ -200,7 +201,7 @@ TEST(RingFrame, ASecondFrameSetsTheFirstAside) {
     ASSERT_EQ(r.close_frame(2, 24, inner_spill), ring::frame_state::in_place);
     inner[0] = {&test_site, 50, 51, 1};
     r.commit_frame();
-    EXPECT_EQ(r.waiting_frame(), nullptr);  // the outer call then packs its unit from `outer`
+    EXPECT_FALSE(r.frame_waits());  // the outer call then packs its unit from `outer`
     EXPECT_EQ(drain_all(r), (std::vector<std::uint64_t>{50, 0x0202020202020202u}));
 }
 

@@ -199,7 +199,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                     std::memcpy(r.collector_zone_metrics.delta + 1, pending.data, pending.bytes);
                     pending.bytes = pending.received = 0;
                 } else if (pending.marker == &method_call_marker) {
-                    deliver_method_call(r, live, live_mask, thread);
+                    deliver_method_call(r, live, live_mask, rec);
                 } else if (pending.marker == &skipped_unit_marker) {
                     pending.bytes = pending.received = 0;
                 } else {
@@ -286,11 +286,10 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             // session started was captured for an earlier one in the slot.
             if (static_cast<std::int64_t>(raw.t0 - s.start_ticks) < 0) continue;
             rec.session = &s.info;
-            metric_value values[max_zone_metrics];
             rec.metric_count = plan ? collector_detail::select_metrics(*plan, r.collector_zone_metrics.delta,
-                                                                       s.metrics.zone_mask(), values)
+                                                                       s.metrics.zone_mask(), selected_metrics_)
                                     : 0;
-            rec.metrics = values;
+            rec.metrics = selected_metrics_;
             collector_detail::bump(s.delivered, 1);
             s.send(rec);
         }
@@ -340,9 +339,11 @@ inline void runtime::deliver_payload(ring::pending_payload& unit, const std::sha
 }
 
 // A method-call unit (method_wire.hpp) is complete in `r.collector_payload`:
-// one zone record per session, carrying that session's values.
+// one zone record per session, carrying that session's values. `rec` is the
+// drain's record (its thread set): reused rather than a new one zeroed for
+// every call.
 inline void runtime::deliver_method_call(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
-                                         const thread_info& thread) noexcept {
+                                         record& rec) noexcept {
     ring::pending_payload& unit = r.collector_payload;
     const metric_plan* plan = std::exchange(r.collector_zone_metrics.plan, nullptr);  // deltas held for this call
     method_payload_header h;
@@ -390,10 +391,10 @@ inline void runtime::deliver_method_call(ring& r, const std::shared_ptr<session_
     call.has_cpu = (h.flags & method_has_cpu) != 0;
     call.cpu_begin_ns = cpu.begin_ns;
     call.cpu_end_ns = cpu.end_ns;
-    record rec;
     rec.kind = record_kind::zone;
-    rec.thread = &thread;
     rec.where = &h.site->zone;
+    rec.value = 0.0;
+    rec.flow_id = 0;
     rec.begin_ns = clock_.to_ns(unit.ticks);
     rec.end_ns = clock_.to_ns(unit.end_ticks);
     rec.method = &call;
@@ -407,15 +408,15 @@ inline void runtime::deliver_method_call(ring& r, const std::shared_ptr<session_
         }
         call.values = mine;
         call.value_count = n;
-        metric_value deltas[max_zone_metrics];
         rec.metric_count = plan ? collector_detail::select_metrics(*plan, r.collector_zone_metrics.delta,
-                                                                   s.metrics.zone_mask(), deltas)
+                                                                   s.metrics.zone_mask(), selected_metrics_)
                                 : 0;
-        rec.metrics = deltas;
+        rec.metrics = selected_metrics_;
         rec.session = &s.info;
         collector_detail::bump(s.delivered, 1);
         s.send(rec);
     }
+    rec.method = nullptr;
     unit.bytes = unit.received = 0;
 }
 

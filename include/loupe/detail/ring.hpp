@@ -155,9 +155,10 @@ public:
         frame_spill_ = spill;
         return frame_state::in_place;
     }
-    /// Producer only: the slots of the frame that still waits in place (null
-    /// when it was set aside).
-    raw_record* waiting_frame() noexcept { return frame_end_ != 0 ? &slots_[producer_head_ & mask_] : nullptr; }
+    /// Producer only: whether a frame still waits in place (it was not set aside).
+    bool frame_waits() const noexcept { return frame_end_ != 0; }
+    /// Producer only: the slots of the frame that waits.
+    raw_record* waiting_frame() noexcept { return &slots_[producer_head_ & mask_]; }
     /// Producer only: publishes the waiting frame, its header written.
     void commit_frame() noexcept {
         const std::uint64_t end = frame_end_;

@@ -508,7 +508,7 @@ private:
     void deliver_payload(ring::pending_payload& unit, const std::shared_ptr<session_state>* live,
                          std::uint64_t live_mask, const thread_info& thread) noexcept;
     void deliver_method_call(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
-                             const thread_info& thread) noexcept;
+                             record& rec) noexcept;
     void send_param_news(session_state& s) noexcept;
     void report_drops(ring* r, session_state& s) noexcept;
     void report_ringless_drops(session_state& s) noexcept;
@@ -546,6 +546,9 @@ private:
     std::atomic<std::uint64_t> ringless_dropped_[max_sessions] = {};
     std::uint64_t ringless_seen_[max_sessions] = {};  // collector only
     std::unique_ptr<param_value[]> method_scratch_;  // collector only: decoded values of a method call
+    // Collector only: the deltas a record carries to one session. A member,
+    // not a local: a local array is zeroed for every record and session.
+    alignas(64) metric_value selected_metrics_[max_zone_metrics];
 };
 
 // ------------------------------------------------------------- the instance

@@ -233,13 +233,53 @@ LOUPE_NOINLINE unsigned char* evaluate_entries(const site_binding& binding, std:
     return at;
 }
 
+// A straight binding (site_binding::straight) for a thread every session of
+// its slots records: every entry's value, one after the other, into the
+// call's frame — in the thread's ring when it has room and no metrics are
+// charged to zones (ring::open_frame: the exit then publishes it in place),
+// else at the top of `stack`. `e` gets the frame, and method_frame_in_ring
+// when it waits in the ring. (No entry of a straight binding wants CPU time.)
+template <class Chains, class Self, class Tuple>
+LOUPE_ALWAYS_INLINE void evaluate_straight_frame(const method_site& where, const site_binding& binding,
+                                                 const Chains& chains, const Self* self, const Tuple& args,
+                                                 thread_state& ts, value_stack& stack, call_entry& e) noexcept {
+    ring* const rg = ts.owned_ring;
+    raw_record* const in_ring =
+        ts.plan == nullptr && rg != nullptr ? rg->open_frame(binding.frame_records) : nullptr;
+    unsigned char* const frame =
+        in_ring != nullptr ? reinterpret_cast<unsigned char*>(in_ring + 1) : stack.bytes + stack.top;
+    unsigned char* const values = frame + sizeof(method_payload_header);
+    unsigned char* end;
+    ++ts.in_chain;  // methods the chains call are not traced
+    if constexpr (Chains::count != 0) {
+        end = binding.compiled_run
+                  ? evaluate_compiled_run(binding, chains, self, args, values, std::make_index_sequence<Chains::count>{})
+                  : evaluate_straight(binding, chains, self, args, values,
+                                      std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+    } else {
+        end = evaluate_straight(binding, chains, self, args, values, std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+    }
+    --ts.in_chain;
+    const auto values_bytes = static_cast<std::uint32_t>(end - values);
+    const method_payload_header h{&where, values_bytes, static_cast<std::uint16_t>(binding.entries.size()), 0, 0};
+    std::memcpy(frame, &h, sizeof h);
+    const std::size_t bytes = sizeof h + values_bytes;
+    unsigned char* const place = stack.bytes + stack.top;  // the frame, or where it goes if set aside
+    if (in_ring != nullptr) {
+        switch (rg->close_frame(1 + (bytes + sizeof(raw_record) - 1) / sizeof(raw_record), bytes, place)) {
+            case ring::frame_state::in_place: e.flags |= method_frame_in_ring; break;
+            case ring::frame_state::skipped: std::memcpy(place, frame, bytes); break;  // a getter recorded
+            case ring::frame_state::overwritten: e.flags |= method_values_lost; return;
+        }
+    }
+    e.frame = static_cast<std::uint32_t>(stack.top);
+    stack.top += bytes;
+}
+
 // Opens the call's frame and writes into it the values of the entries in
 // `mask` that belong to `sessions`; `e` gets the frame (none when the call
 // carries nothing) and the flags. True if one of the entries wants CPU time
-// (its slot in the frame is left for the caller). The frame is a place on
-// the thread's value stack; for a straight binding without metrics, the
-// values go straight into the ring (ring::open_frame) and that place only
-// receives them if something else is pushed before the call returns.
+// (its slot in the frame is left for the caller).
 template <class Chains, class Self, class Tuple>
 bool evaluate_values(const method_site& where, const site_binding& binding, std::uint64_t mask, std::uint64_t sessions,
                      const Chains& chains, const Self* self, const Tuple& args, call_entry& e) noexcept {
@@ -249,50 +289,23 @@ bool evaluate_values(const method_site& where, const site_binding& binding, std:
         e.flags |= method_values_lost;  // no room for a frame: the call carries its timing alone
         return false;
     }
-    const bool straight = binding.straight && (binding.slots & ~sessions) == 0;
-    ring* const rg = ts.owned_ring;
-    raw_record* const in_ring = straight && ts.plan == nullptr && rg != nullptr ? rg->open_frame(binding.frame_records)
-                                                                               : nullptr;
-    unsigned char* const frame =
-        in_ring != nullptr ? reinterpret_cast<unsigned char*>(in_ring + 1) : stack->bytes + stack->top;
+    if (binding.straight && (binding.slots & ~sessions) == 0) {
+        evaluate_straight_frame(where, binding, chains, self, args, ts, *stack, e);
+        return false;
+    }
+    unsigned char* const frame = stack->bytes + stack->top;
     unsigned char* const values = frame + sizeof(method_payload_header);
     // Room for the values within one unit's payload, keeping the CPU times' slot.
     const unsigned char* const limit = values + max_method_values;
-    constexpr auto params = std::make_index_sequence<std::tuple_size_v<Tuple>>{};
-    unsigned char* end;
     std::uint16_t count = 0;
     std::uint8_t flags = 0;
     bool cpu = false;
     ++ts.in_chain;  // methods the chains call are not traced
-    if (straight) {
-        if constexpr (Chains::count != 0) {
-            end = binding.compiled_run ? evaluate_compiled_run(binding, chains, self, args, values,
-                                                               std::make_index_sequence<Chains::count>{})
-                                       : evaluate_straight(binding, chains, self, args, values, params);
-        } else {
-            end = evaluate_straight(binding, chains, self, args, values, params);
-        }
-        count = static_cast<std::uint16_t>(binding.entries.size());
-    } else {
-        end = evaluate_entries(binding, mask, sessions, chains, self, args, values, limit, count, flags, cpu, params);
-    }
+    unsigned char* const end = evaluate_entries(binding, mask, sessions, chains, self, args, values, limit, count, flags,
+                                                cpu, std::make_index_sequence<std::tuple_size_v<Tuple>>{});
     --ts.in_chain;
-    const auto values_bytes = static_cast<std::uint32_t>(end - values);
-    if (in_ring != nullptr) {  // straight: count != 0, no CPU time
-        const method_payload_header h{&where, values_bytes, count, 0, 0};
-        std::memcpy(frame, &h, sizeof h);
-        const std::size_t bytes = sizeof h + values_bytes;
-        unsigned char* const spill = stack->bytes + stack->top;
-        switch (rg->close_frame(1 + (bytes + sizeof(raw_record) - 1) / sizeof(raw_record), bytes, spill)) {
-            case ring::frame_state::in_place: e.flags |= method_frame_in_ring; break;
-            case ring::frame_state::skipped: std::memcpy(spill, frame, bytes); break;
-            case ring::frame_state::overwritten: e.flags |= method_values_lost; return false;
-        }
-        e.frame = static_cast<std::uint32_t>(stack->top);
-        stack->top += bytes;
-        return false;
-    }
     if (count == 0 && flags == 0 && !cpu) return false;  // nothing to carry: timed as a plain zone
+    const auto values_bytes = static_cast<std::uint32_t>(end - values);
     if (cpu) {  // the CPU times go between the header and the values
         std::memmove(values + sizeof(method_cpu_times), values, values_bytes);
         flags |= method_has_cpu;
@@ -506,27 +519,47 @@ LOUPE_NOINLINE void push_method_unit_slow(const method_exit x, thread_state& ts)
 // clock first, then pushes the call as one unit — its metric deltas if any,
 // the header record, and the frame its entry left on the value stack with
 // the exit's flags and CPU time patched in — in place in the ring when it
-// fits, and pops the frame. A frame its entry opened in the ring that still
-// waits there (nothing was pushed since) only gets its header record and is
-// published. (A call that carries nothing but its timing never comes here:
-// method_scope pushes it as a plain zone, one record.)
+// fits, and pops the frame.
+template <int = 0>
+LOUPE_NOINLINE void push_method_unit(const method_site* where, std::uint64_t t0, std::uint64_t sessions,
+                                     const metric_plan* plan, std::uint32_t frame, std::uint8_t flags) noexcept;
+
+// Exit of a recorded call whose frame its entry opened in the ring but that
+// something pushed since set aside: packed from the value stack.
+template <int = 0>
+LOUPE_NOINLINE void push_method_set_aside(const method_site* where, std::uint64_t t0, std::uint64_t sessions,
+                                          const metric_plan* plan, std::uint32_t frame, std::uint8_t flags) noexcept {
+    t_state.owned_ring->set_aside_waiting_frame();  // its payload onto the value stack (a no-op if it was)
+    push_method_unit(where, t0, sessions, plan, frame, flags);
+}
+
+// Exit of a recorded call that carries values or flags. A frame its entry
+// opened in the ring that still waits there (nothing was pushed since) only
+// gets its header record, in front, and is published: a small function
+// without a stack frame of its own. Any other call goes on to
+// push_method_unit. (A call that carries nothing but its timing never comes
+// here: method_scope pushes it as a plain zone, one record.)
 template <int>
 LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0, std::uint64_t sessions,
                                      const metric_plan* plan, std::uint32_t frame, std::uint8_t flags) noexcept {
+    if (!(flags & method_frame_in_ring)) return push_method_unit(where, t0, sessions, plan, frame, flags);
+    flags = static_cast<std::uint8_t>(flags & ~method_frame_in_ring);
     thread_state& ts = t_state;
-    if (flags & method_frame_in_ring) {
-        flags = static_cast<std::uint8_t>(flags & ~method_frame_in_ring);
-        ring& rg = *ts.owned_ring;
-        raw_record* const unit = rg.waiting_frame();
-        if (LOUPE_LIKELY(unit != nullptr && plan == nullptr)) {
-            unit[0] = raw_record{&method_call_marker, t0, read_ticks(), sessions};
-            reinterpret_cast<unsigned char*>(unit + 1)[offsetof(method_payload_header, flags)] = flags;
-            rg.commit_frame();
-            ts.values->top = frame;
-            return;
-        }
-        rg.set_aside_waiting_frame();  // its payload onto the value stack, packed from there below
+    ring& rg = *ts.owned_ring;
+    if (LOUPE_UNLIKELY(plan != nullptr || !rg.frame_waits())) {
+        return push_method_set_aside(where, t0, sessions, plan, frame, flags);
     }
+    raw_record* const unit = rg.waiting_frame();
+    unit[0] = raw_record{&method_call_marker, t0, read_ticks(), sessions};
+    reinterpret_cast<unsigned char*>(unit + 1)[offsetof(method_payload_header, flags)] = flags;
+    rg.commit_frame();
+    ts.values->top = frame;
+}
+
+template <int>
+LOUPE_NOINLINE void push_method_unit(const method_site* where, std::uint64_t t0, std::uint64_t sessions,
+                                     const metric_plan* plan, std::uint32_t frame, std::uint8_t flags) noexcept {
+    thread_state& ts = t_state;
     std::int64_t metric_end[max_zone_metrics];
     if (plan != nullptr) read_plan(*plan, *ts.metrics, metric_end);
     method_exit x;
