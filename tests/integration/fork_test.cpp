@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include <loupe/params.hpp>
 #include <loupe/reader.hpp>
 
 #include "support/recording.hpp"
@@ -45,7 +46,39 @@ std::size_t count_named(const loupe::trace& t, const std::string& name) {
     return n;
 }
 
+// A method call whose values wait in the thread's ring (a straight binding)
+// when the thread forks: both processes return from it.
+pid_t forking_call(const std::string& label) {
+    LOUPE_FUNCTION_CHAINS("fork_test::forking_call(std::string const&)", (label), loupe::named("label", loupe::arg<1>));
+    return ::fork();
+}
+
 }  // namespace
+
+TEST(Fork, ACallWhoseValuesWaitInTheRingEndsInTheChildAndIsRecordedInTheParent) {
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto cfg = memory_config(mem, "parent");
+    cfg.kinds = loupe::kinds::methods | loupe::kinds::zones;
+    cfg.params = "method=fork_test::forking_call";
+    auto session = loupe::start_session(cfg);
+    {
+        LOUPE_ZONE("fork_test.ring");  // the thread gets its ring: the call's values then wait in it
+    }
+    const std::string label = "before the fork";
+    const pid_t pid = forking_call(label);
+    if (pid == 0) {  // the child, back from the call: its exit found the ring left behind
+        ::_exit(0);
+    }
+    ASSERT_GT(pid, 0);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+    session.stop();
+    const auto calls = named(mem->events(), "fork_test::forking_call(std::string const&)");
+    ASSERT_EQ(calls.size(), 1u);
+    ASSERT_EQ(calls[0].params.size(), 1u);
+    EXPECT_EQ(calls[0].params[0].text, label);
+}
 
 TEST(Fork, ChildRecordsIntoItsOwnSessionsAndNeverIntoTheParents) {
     const std::string parent_path = temp_path("fork_parent");

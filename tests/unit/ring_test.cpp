@@ -76,6 +76,15 @@ TEST(Ring, AReservationThatWouldWrapIsRefusedAndPushNWrapsInstead) {
 // A frame built in place (ring::open_frame): what a method call's entry and
 // exit do with it, and what any other push in between does to it.
 
+std::vector<raw_record> drain_records(ring& r) {
+    std::vector<raw_record> seen;
+    r.drain([&seen](const raw_record& rec) {
+        seen.push_back(rec);
+        return true;
+    });
+    return seen;
+}
+
 raw_record* open_test_frame(ring& r, std::size_t n, unsigned char fill) {
     raw_record* slots = r.open_frame(n);
     if (slots != nullptr) std::memset(static_cast<void*>(slots + 1), fill, (n - 1) * sizeof(raw_record));
@@ -94,11 +103,7 @@ TEST(RingFrame, AFrameNothingInterruptsIsPublishedInPlaceByItsHeader) {
     slots[0] = {&test_site, 7, 8, 1};
     r.commit_frame();
     EXPECT_FALSE(r.frame_waits());
-    std::vector<raw_record> seen;
-    r.drain([&](const raw_record& rec) {
-        seen.push_back(rec);
-        return true;
-    });
+    const std::vector<raw_record> seen = drain_records(r);
     ASSERT_EQ(seen.size(), 3u);  // the header and the two payload records the frame closed with
     EXPECT_EQ(seen[0].t0, 7u);
     EXPECT_EQ(reinterpret_cast<const unsigned char*>(&seen[1])[0], 0xAB);
@@ -152,11 +157,7 @@ TEST(RingFrame, APushWhileTheFrameIsOpenLeavesItsSlotsBehindAsASkippedUnit) {
     EXPECT_EQ(r.close_frame(3, 40, spill), ring::frame_state::skipped);  // its bytes are intact: the caller copies them
     EXPECT_EQ(reinterpret_cast<const unsigned char*>(slots + 1)[39], 0x77);
     EXPECT_FALSE(r.frame_waits());
-    std::vector<raw_record> seen;
-    r.drain([&](const raw_record& rec) {
-        seen.push_back(rec);
-        return true;
-    });
+    const std::vector<raw_record> seen = drain_records(r);
     ASSERT_EQ(seen.size(), 5u);  // the skipped unit (header + 3 records), then the zone
     EXPECT_EQ(seen[0].where, &loupe::detail::skipped_unit_marker);
     EXPECT_EQ(seen[0].t1, 3 * sizeof(raw_record));

@@ -607,6 +607,10 @@ inline void fork_child() noexcept {
     for (auto& k : g_hot.slot_kinds) k.store(0, std::memory_order_relaxed);
     g_hot.epoch.fetch_add(1, std::memory_order_release);
     thread_state& ts = t_state;
+    // A method call running on this thread may have its values waiting in
+    // the ring left behind: onto the value stack with them, where its exit
+    // finds them (params/method.hpp).
+    if (ts.owned_ring != nullptr) ts.owned_ring->set_aside_waiting_frame();
     ts.owned_ring = nullptr;
     ts.os_tid = 0;  // the child's thread has its own id
     if (ts.status == thread_has_ring) ts.status = thread_fresh;

@@ -525,11 +525,12 @@ LOUPE_NOINLINE void push_method_unit(const method_site* where, std::uint64_t t0,
                                      const metric_plan* plan, std::uint32_t frame, std::uint8_t flags) noexcept;
 
 // Exit of a recorded call whose frame its entry opened in the ring but that
-// something pushed since set aside: packed from the value stack.
+// something pushed since (or a fork, which leaves the ring behind) set
+// aside, or that carries zone metrics: packed from the value stack.
 template <int = 0>
 LOUPE_NOINLINE void push_method_set_aside(const method_site* where, std::uint64_t t0, std::uint64_t sessions,
                                           const metric_plan* plan, std::uint32_t frame, std::uint8_t flags) noexcept {
-    t_state.owned_ring->set_aside_waiting_frame();  // its payload onto the value stack (a no-op if it was)
+    if (ring* rg = t_state.owned_ring) rg->set_aside_waiting_frame();  // onto the value stack (a no-op if it was)
     push_method_unit(where, t0, sessions, plan, frame, flags);
 }
 
@@ -545,14 +546,14 @@ LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0,
     if (!(flags & method_frame_in_ring)) return push_method_unit(where, t0, sessions, plan, frame, flags);
     flags = static_cast<std::uint8_t>(flags & ~method_frame_in_ring);
     thread_state& ts = t_state;
-    ring& rg = *ts.owned_ring;
-    if (LOUPE_UNLIKELY(plan != nullptr || !rg.frame_waits())) {
+    ring* const rg = ts.owned_ring;
+    if (LOUPE_UNLIKELY(plan != nullptr || rg == nullptr || !rg->frame_waits())) {
         return push_method_set_aside(where, t0, sessions, plan, frame, flags);
     }
-    raw_record* const unit = rg.waiting_frame();
+    raw_record* const unit = rg->waiting_frame();
     unit[0] = raw_record{&method_call_marker, t0, read_ticks(), sessions};
     reinterpret_cast<unsigned char*>(unit + 1)[offsetof(method_payload_header, flags)] = flags;
-    rg.commit_frame();
+    rg->commit_frame();
     ts.values->top = frame;
 }
 
