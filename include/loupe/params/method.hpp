@@ -536,9 +536,8 @@ LOUPE_NOINLINE void push_method_set_aside(const method_site* where, std::uint64_
 
 // Exit of a recorded call that carries values or flags. A frame its entry
 // opened in the ring that still waits there (nothing was pushed since) only
-// gets its header record, in front, and is published: a small function
-// without a stack frame of its own. Any other call goes on to
-// push_method_unit. (A call that carries nothing but its timing never comes
+// gets its header record, in front, and is published: a few stores in a
+// small function. Any other call goes on to push_method_unit. (A call that carries nothing but its timing never comes
 // here: method_scope pushes it as a plain zone, one record.)
 template <int>
 LOUPE_NOINLINE void push_method_call(const method_site* where, std::uint64_t t0, std::uint64_t sessions,
