@@ -200,8 +200,6 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                     pending.bytes = pending.received = 0;
                 } else if (pending.marker == &method_call_marker) {
                     deliver_method_call(r, live, live_mask, rec);
-                } else if (pending.marker == &skipped_unit_marker) {
-                    pending.bytes = pending.received = 0;
                 } else {
                     deliver_payload(pending, live, live_mask, thread);
                 }
@@ -235,7 +233,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                                                                               : max_io_resource_payload;
                 pending.bytes = static_cast<std::size_t>(std::min<std::uint64_t>(raw.t1, limit));
             }
-            if (pending.bytes == 0 && raw.where != &skipped_unit_marker) deliver_payload(pending, live, live_mask, thread);
+            if (pending.bytes == 0) deliver_payload(pending, live, live_mask, thread);
             return true;
         }
         if (raw.where == &zone_metrics_marker) {  // deltas, then the zone they belong to
@@ -300,6 +298,10 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
 
 inline void runtime::deliver_payload(ring::pending_payload& unit, const std::shared_ptr<session_state>* live,
                                      std::uint64_t live_mask, const thread_info& thread) noexcept {
+    if (unit.marker == &skipped_unit_marker) {  // slots a method call left behind (ring::open_frame): nothing
+        unit.bytes = unit.received = 0;
+        return;
+    }
     // Decoded views live on this frame while the sinks are called.
     context values;
     io_operation operation;
