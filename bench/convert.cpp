@@ -17,7 +17,7 @@
 #include <benchmark/benchmark.h>
 
 #include <loupe/loupe.hpp>
-#include <loupe/reader.hpp>
+#include <loupe/format/reader.hpp>
 #include <loupe/viewer/chrome_json.hpp>
 #include <loupe/viewer/perfetto.hpp>
 

@@ -7,7 +7,7 @@
 
 #include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
-#include <loupe/metrics.hpp>
+#include <loupe/metrics/metric.hpp>
 
 #include <cstdio>
 #include <cstdlib>

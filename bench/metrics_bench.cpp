@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <loupe/allocations.hpp>
-#include <loupe/metrics.hpp>
+#include <loupe/metrics/allocations.hpp>
+#include <loupe/metrics/metric.hpp>
 
 #include <memory>
 #include <string>

@@ -5,7 +5,7 @@
 include_guard(GLOBAL)
 
 # loupe_extract_version(<header> <out-var>)
-# Reads LOUPE_VERSION_MAJOR/MINOR/PATCH from <header> (include/loupe/version.hpp,
+# Reads LOUPE_VERSION_MAJOR/MINOR/PATCH from <header> (include/loupe/base/version.hpp,
 # the one place the version is written) and sets <out-var> to "major.minor.patch".
 function(loupe_extract_version header out_var)
     if(NOT EXISTS "${header}")

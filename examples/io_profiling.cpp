@@ -11,7 +11,7 @@
 
 #include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
-#include <loupe/reader.hpp>
+#include <loupe/format/reader.hpp>
 #include <loupe/report/io_stats.hpp>
 
 #include <atomic>

@@ -11,10 +11,10 @@
 //        loupe report metrics.loupe --tree --metric alloc_bytes
 //        loupe report metrics.loupe --callers --metric cpu_time
 //        loupe report metrics.loupe --per-thread)
-#include <loupe/allocations.hpp>
+#include <loupe/metrics/allocations.hpp>
 #include <loupe/loupe.hpp>
-#include <loupe/metrics.hpp>
-#include <loupe/reader.hpp>
+#include <loupe/metrics/metric.hpp>
+#include <loupe/format/reader.hpp>
 #include <loupe/report/call_tree.hpp>
 
 #include <cstdio>

@@ -14,7 +14,7 @@
 // usage: param_tracing [FILE]
 #include <loupe/loupe.hpp>
 #include <loupe/params.hpp>
-#include <loupe/reader.hpp>
+#include <loupe/format/reader.hpp>
 #include <loupe/report/param_stats.hpp>
 
 #include <chrono>

@@ -25,9 +25,9 @@
 //
 // usage: app_server [--user NAME] [--requests-per-client N] [--out FILE]
 //        (the Perfetto trace goes next to FILE, with .pftrace for .loupe)
-#include <loupe/allocations.hpp>
+#include <loupe/metrics/allocations.hpp>
 #include <loupe/loupe.hpp>
-#include <loupe/reader.hpp>
+#include <loupe/format/reader.hpp>
 #include <loupe/report/call_tree.hpp>
 #include <loupe/report/flow_stats.hpp>
 #include <loupe/report/io_stats.hpp>

@@ -21,7 +21,7 @@
 
 #include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
-#include <loupe/metrics.hpp>
+#include <loupe/metrics/metric.hpp>
 #include <loupe/params.hpp>
 
 #include <chrono>

@@ -14,4 +14,4 @@
 #include "loupe/io/op_scope.hpp"
 #include "loupe/io/posix.hpp"
 #include "loupe/io/stdio.hpp"
-#include "loupe/io/types.hpp"
+#include "loupe/base/io_types.hpp"

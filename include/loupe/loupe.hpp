@@ -22,22 +22,22 @@
 // LOUPE_ENABLED=0 each expands to nothing and its arguments are not evaluated.
 #pragma once
 
-#include "loupe/config.hpp"
-#include "loupe/context.hpp"
-#include "loupe/error.hpp"
-#include "loupe/filter.hpp"
-#include "loupe/flow.hpp"
+#include "loupe/base/config.hpp"
+#include "loupe/core/context.hpp"
+#include "loupe/base/error.hpp"
+#include "loupe/core/filter.hpp"
+#include "loupe/flow/flow.hpp"
 #include "loupe/params.hpp"
-#include "loupe/session.hpp"
-#include "loupe/sink.hpp"
+#include "loupe/core/session.hpp"
+#include "loupe/core/sink.hpp"
 #include "loupe/sinks/callback_sink.hpp"
 #include "loupe/sinks/file_sink.hpp"
 #include "loupe/sinks/memory_sink.hpp"
 #include "loupe/sinks/null_sink.hpp"
-#include "loupe/site.hpp"
-#include "loupe/thread.hpp"
-#include "loupe/version.hpp"
-#include "loupe/zone.hpp"
+#include "loupe/base/site.hpp"
+#include "loupe/core/thread.hpp"
+#include "loupe/base/version.hpp"
+#include "loupe/core/zone.hpp"
 
 #define LOUPE_DETAIL_SITE(var, name, kind) \
     static constexpr ::loupe::site var { name, __FILE__, LOUPE_DETAIL_FUNCTION, __LINE__, ::loupe::site_kind::kind }

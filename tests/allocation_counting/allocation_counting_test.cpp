@@ -5,7 +5,7 @@
 // gtest allocates too, so every test reads the calling thread's metrics just
 // before and just after the code under test and asserts on the difference
 // afterwards.
-#include <loupe/allocations.hpp>
+#include <loupe/metrics/allocations.hpp>
 
 #include <gtest/gtest.h>
 

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include <loupe/io.hpp>
-#include <loupe/metrics.hpp>
+#include <loupe/metrics/metric.hpp>
 #include <loupe/viewer/chrome_json.hpp>
 #include <loupe/viewer/perfetto.hpp>
 

@@ -2,8 +2,8 @@
 // the events mean what was recorded.
 #include <gtest/gtest.h>
 
-#include <loupe/reader.hpp>
-#include <loupe/report/text.hpp>
+#include <loupe/format/reader.hpp>
+#include <loupe/text/printable.hpp>
 #include <loupe/sinks/chrome_json_sink.hpp>
 #include <loupe/viewer/chrome_json.hpp>
 

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include <loupe/reader.hpp>
+#include <loupe/format/reader.hpp>
 #include <loupe/report/zone_stats.hpp>
 
 #include "support/recording.hpp"

@@ -2,7 +2,7 @@
 // threads a user recorded are what ui.perfetto.dev would link.
 #include <gtest/gtest.h>
 
-#include <loupe/reader.hpp>
+#include <loupe/format/reader.hpp>
 #include <loupe/report/flow_stats.hpp>
 #include <loupe/viewer/chrome_json.hpp>
 #include <loupe/viewer/perfetto.hpp>

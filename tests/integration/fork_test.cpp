@@ -11,7 +11,7 @@
 #include <thread>
 
 #include <loupe/params.hpp>
-#include <loupe/reader.hpp>
+#include <loupe/format/reader.hpp>
 
 #include "support/recording.hpp"
 

@@ -2,7 +2,7 @@
 // sinks and .loupe files -> reader -> report.
 #include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
-#include <loupe/reader.hpp>
+#include <loupe/format/reader.hpp>
 #include <loupe/report/io_stats.hpp>
 
 #include <gtest/gtest.h>

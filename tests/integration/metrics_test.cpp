@@ -16,8 +16,8 @@
 #include <thread>
 #include <vector>
 
-#include <loupe/metrics.hpp>
-#include <loupe/reader.hpp>
+#include <loupe/metrics/metric.hpp>
+#include <loupe/format/reader.hpp>
 
 #include "support/recording.hpp"
 #include "support/trace_files.hpp"

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include <loupe/loupe.hpp>
-#include <loupe/metrics.hpp>
+#include <loupe/metrics/metric.hpp>
 #include <loupe/params.hpp>
 
 namespace {

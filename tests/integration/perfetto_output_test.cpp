@@ -4,9 +4,9 @@
 // schema (tests/data/perfetto_trace.proto).
 #include <gtest/gtest.h>
 
-#include <loupe/detail/trace_encoder.hpp>
-#include <loupe/reader.hpp>
-#include <loupe/report/text.hpp>
+#include <loupe/format/encoder.hpp>
+#include <loupe/format/reader.hpp>
+#include <loupe/text/printable.hpp>
 #include <loupe/sinks/perfetto_sink.hpp>
 #include <loupe/viewer/perfetto.hpp>
 

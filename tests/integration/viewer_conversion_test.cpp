@@ -6,11 +6,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-#include <loupe/detail/trace_encoder.hpp>
+#include <loupe/format/encoder.hpp>
 #include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
-#include <loupe/metrics.hpp>
-#include <loupe/reader.hpp>
+#include <loupe/metrics/metric.hpp>
+#include <loupe/format/reader.hpp>
 #include <loupe/sinks/chrome_json_sink.hpp>
 #include <loupe/sinks/perfetto_sink.hpp>
 #include <loupe/viewer/chrome_json.hpp>

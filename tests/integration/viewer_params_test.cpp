@@ -12,9 +12,9 @@
 #include <string>
 #include <vector>
 
-#include <loupe/detail/output_file.hpp>
-#include <loupe/detail/trace_encoder.hpp>
-#include <loupe/reader.hpp>
+#include <loupe/format/output_file.hpp>
+#include <loupe/format/encoder.hpp>
+#include <loupe/format/reader.hpp>
 #include <loupe/sinks/chrome_json_sink.hpp>
 #include <loupe/sinks/perfetto_sink.hpp>
 #include <loupe/viewer/chrome_json.hpp>

@@ -3,8 +3,8 @@
 // encoder and reading the bytes back.
 #pragma once
 
-#include <loupe/detail/trace_encoder.hpp>
-#include <loupe/reader.hpp>
+#include <loupe/format/encoder.hpp>
+#include <loupe/format/reader.hpp>
 
 #include <vector>
 

@@ -3,7 +3,7 @@
 // text form holds. Only where CMake found protoc (LOUPE_PROTOC).
 #pragma once
 
-#include <loupe/detail/output_file.hpp>
+#include <loupe/format/output_file.hpp>
 
 #include <cstdio>
 #include <cstdlib>

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <loupe/loupe.hpp>
-#include <loupe/reader.hpp>
+#include <loupe/format/reader.hpp>
 
 #include <unistd.h>
 

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <loupe/loupe.hpp>
-#include <loupe/metrics.hpp>
+#include <loupe/metrics/metric.hpp>
 #include <loupe/report/call_tree.hpp>
 
 #include <algorithm>

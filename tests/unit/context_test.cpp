@@ -11,7 +11,7 @@
 #include <thread>
 #include <vector>
 
-#include <loupe/context.hpp>
+#include <loupe/core/context.hpp>
 #include <loupe/loupe.hpp>
 
 using loupe::context_field;

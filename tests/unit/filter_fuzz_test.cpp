@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <loupe/filter.hpp>
+#include <loupe/core/filter.hpp>
 
 using loupe::filter;
 

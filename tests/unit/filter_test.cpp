@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-#include <loupe/filter.hpp>
+#include <loupe/core/filter.hpp>
 
 using loupe::filter;
 using loupe::filter_key;

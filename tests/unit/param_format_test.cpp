@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include <loupe/detail/trace_encoder.hpp>
-#include <loupe/reader.hpp>
+#include <loupe/format/encoder.hpp>
+#include <loupe/format/reader.hpp>
 #include <loupe/sinks/file_sink.hpp>
 #include <loupe/sinks/memory_sink.hpp>
 

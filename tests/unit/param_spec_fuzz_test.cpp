@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "loupe/detail/param_signature.hpp"
-#include "loupe/detail/param_spec.hpp"
+#include "loupe/params/detail/param_signature.hpp"
+#include "loupe/params/detail/param_spec.hpp"
 
 namespace {
 

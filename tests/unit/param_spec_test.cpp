@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "loupe/detail/param_signature.hpp"
-#include "loupe/detail/param_spec.hpp"
+#include "loupe/params/detail/param_signature.hpp"
+#include "loupe/params/detail/param_spec.hpp"
 
 namespace {
 

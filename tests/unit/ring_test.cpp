@@ -7,7 +7,7 @@
 #include <cstring>
 #include <vector>
 
-#include <loupe/detail/ring.hpp>
+#include <loupe/core/detail/ring.hpp>
 
 namespace {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include <loupe/detail/runtime_chain.hpp>
+#include <loupe/params/detail/runtime_chain.hpp>
 #include <loupe/params/reflect.hpp>
 
 namespace rcf {

@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include <loupe/detail/class_graph.hpp>
-#include <loupe/detail/runtime_chain.hpp>
+#include <loupe/params/detail/class_graph.hpp>
+#include <loupe/params/detail/runtime_chain.hpp>
 #include <loupe/params/reflect.hpp>
 
 namespace rtc {

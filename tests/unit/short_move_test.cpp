@@ -5,7 +5,7 @@
 #include <cstring>
 #include <vector>
 
-#include <loupe/detail/short_move.hpp>
+#include <loupe/params/detail/short_move.hpp>
 
 namespace {
 

@@ -2,7 +2,7 @@
 // nested begins and ends even when timestamps tie.
 #include <gtest/gtest.h>
 
-#include <loupe/detail/viewer_sources.hpp>
+#include <loupe/viewer/detail/sources.hpp>
 
 #include <algorithm>
 #include <functional>

@@ -4,7 +4,7 @@
 // into its events.
 #include <gtest/gtest.h>
 
-#include <loupe/detail/viewer_sources.hpp>
+#include <loupe/viewer/detail/sources.hpp>
 
 #include <algorithm>
 #include <cstdint>

@@ -2,8 +2,8 @@
 // or as JSON Lines (one object per record and per event).
 #pragma once
 
-#include <loupe/report/json.hpp>
-#include <loupe/trace_decoder.hpp>
+#include <loupe/text/json.hpp>
+#include <loupe/format/decoder.hpp>
 
 #include <cinttypes>
 #include <cmath>

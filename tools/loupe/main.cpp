@@ -17,13 +17,13 @@
 // Exit status: 0 success, 1 the file cannot be read or is not a valid trace
 // (one line "loupe: <file>: byte <offset>: <what>" on stderr) or has no
 // usable --metric M ("loupe: <file>: <what>"), 2 bad usage.
-#include <loupe/detail/mapped_file.hpp>
-#include <loupe/reader.hpp>
+#include <loupe/format/mapped_file.hpp>
+#include <loupe/format/reader.hpp>
 #include <loupe/report/flow_stats.hpp>
 #include <loupe/report/io_stats.hpp>
 #include <loupe/report/param_stats.hpp>
 #include <loupe/report/zone_stats.hpp>
-#include <loupe/version.hpp>
+#include <loupe/base/version.hpp>
 #include <loupe/viewer/chrome_json.hpp>
 #include <loupe/viewer/perfetto.hpp>
 

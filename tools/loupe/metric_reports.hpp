@@ -2,7 +2,7 @@
 // [--metric M] [--json]`: the metric reports of report/call_tree.hpp.
 #pragma once
 
-#include <loupe/reader.hpp>
+#include <loupe/format/reader.hpp>
 #include <loupe/report/call_tree.hpp>
 
 #include <cstdint>

@@ -31,9 +31,9 @@
 #    include <unistd.h>
 #endif
 
-#include "loupe/config.hpp"
-#include "loupe/detail/thread_state.hpp"
-#include "loupe/io/types.hpp"
+#include "loupe/base/config.hpp"
+#include "loupe/core/detail/thread_state.hpp"
+#include "loupe/base/io_types.hpp"
 
 namespace loupe::io {
 

@@ -13,9 +13,9 @@
 
 #include <cstdint>
 
-#include "loupe/config.hpp"
-#include "loupe/detail/io_record.hpp"
-#include "loupe/io/types.hpp"
+#include "loupe/base/config.hpp"
+#include "loupe/io/detail/io_record.hpp"
+#include "loupe/base/io_types.hpp"
 
 namespace loupe::io {
 

@@ -20,7 +20,7 @@
 // these wrappers, so it never shows up as profiled I/O.
 #pragma once
 
-#include "loupe/config.hpp"
+#include "loupe/base/config.hpp"
 
 #include <fcntl.h>
 #include <netinet/in.h>

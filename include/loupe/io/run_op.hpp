@@ -12,10 +12,10 @@
 #include <cstdint>
 #include <string_view>
 
-#include "loupe/config.hpp"
-#include "loupe/detail/io_record.hpp"
+#include "loupe/base/config.hpp"
+#include "loupe/io/detail/io_record.hpp"
 #include "loupe/io/handle_registry.hpp"
-#include "loupe/io/types.hpp"
+#include "loupe/base/io_types.hpp"
 
 namespace loupe::io::detail {
 

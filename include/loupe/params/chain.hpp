@@ -73,9 +73,9 @@
 #include <tuple>
 #include <type_traits>
 
-#include "loupe/config.hpp"
-#include "loupe/detail/chain_modifiers.hpp"
-#include "loupe/detail/chain_values.hpp"
+#include "loupe/base/config.hpp"
+#include "loupe/params/detail/chain_modifiers.hpp"
+#include "loupe/params/detail/chain_values.hpp"
 #include "loupe/params/value.hpp"
 
 namespace loupe {

@@ -38,17 +38,17 @@
 #include <typeinfo>
 #include <utility>
 
-#include "loupe/detail/method_binding.hpp"
-#include "loupe/detail/method_wire.hpp"
-#include "loupe/detail/metric_plan.hpp"
-#include "loupe/detail/pull_sources.hpp"
-#include "loupe/detail/runtime.hpp"
-#include "loupe/detail/short_move.hpp"
-#include "loupe/detail/thread_state.hpp"
-#include "loupe/detail/uncaught_exceptions.hpp"
+#include "loupe/params/detail/method_binding.hpp"
+#include "loupe/params/detail/method_wire.hpp"
+#include "loupe/core/detail/zone_metrics.hpp"
+#include "loupe/metrics/detail/pull_sources.hpp"
+#include "loupe/core/detail/runtime.hpp"
+#include "loupe/params/detail/short_move.hpp"
+#include "loupe/core/detail/thread_state.hpp"
+#include "loupe/params/detail/uncaught_exceptions.hpp"
 #include "loupe/params/chain.hpp"
 #include "loupe/params/value.hpp"
-#include "loupe/zone.hpp"
+#include "loupe/core/zone.hpp"
 
 namespace loupe {
 

@@ -5,7 +5,7 @@
 #include <atomic>
 #include <cstdint>
 
-#include "loupe/site.hpp"
+#include "loupe/base/site.hpp"
 
 namespace loupe {
 

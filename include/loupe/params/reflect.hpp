@@ -29,8 +29,8 @@
 #include <typeindex>
 #include <utility>
 
-#include "loupe/detail/class_graph.hpp"
-#include "loupe/detail/type_desc.hpp"
+#include "loupe/params/detail/class_graph.hpp"
+#include "loupe/params/detail/type_desc.hpp"
 
 namespace loupe {
 

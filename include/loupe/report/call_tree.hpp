@@ -67,11 +67,11 @@
 #include <utility>
 #include <vector>
 
-#include "loupe/error.hpp"
-#include "loupe/metrics.hpp"
-#include "loupe/reader.hpp"
-#include "loupe/report/json.hpp"
-#include "loupe/report/text.hpp"
+#include "loupe/base/error.hpp"
+#include "loupe/metrics/metric.hpp"
+#include "loupe/format/reader.hpp"
+#include "loupe/text/json.hpp"
+#include "loupe/text/printable.hpp"
 
 namespace loupe::report {
 

@@ -21,9 +21,9 @@
 #include <utility>
 #include <vector>
 
-#include "loupe/detail/flow_order.hpp"
-#include "loupe/reader.hpp"
-#include "loupe/report/json.hpp"
+#include "loupe/format/flow_order.hpp"
+#include "loupe/format/reader.hpp"
+#include "loupe/text/json.hpp"
 #include "loupe/report/zone_stats.hpp"
 
 namespace loupe::report {

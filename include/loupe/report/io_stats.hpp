@@ -24,9 +24,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "loupe/reader.hpp"
-#include "loupe/report/json.hpp"
-#include "loupe/report/text.hpp"
+#include "loupe/format/reader.hpp"
+#include "loupe/text/json.hpp"
+#include "loupe/text/printable.hpp"
 #include "loupe/report/zone_stats.hpp"
 
 namespace loupe::report {

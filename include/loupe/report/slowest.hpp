@@ -15,8 +15,8 @@
 #include <string_view>
 #include <vector>
 
-#include "loupe/reader.hpp"
-#include "loupe/report/text.hpp"
+#include "loupe/format/reader.hpp"
+#include "loupe/text/printable.hpp"
 
 namespace loupe::report {
 

@@ -20,8 +20,8 @@
 #include <string>
 #include <vector>
 
-#include "loupe/reader.hpp"
-#include "loupe/report/json.hpp"
+#include "loupe/format/reader.hpp"
+#include "loupe/text/json.hpp"
 
 namespace loupe::report {
 

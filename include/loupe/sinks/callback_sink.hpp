@@ -4,7 +4,7 @@
 #include <functional>
 #include <utility>
 
-#include "loupe/sink.hpp"
+#include "loupe/core/sink.hpp"
 
 namespace loupe::sinks {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "loupe/detail/converting_sink.hpp"
+#include "loupe/sinks/detail/converting_sink.hpp"
 #include "loupe/viewer/chrome_json.hpp"
 
 namespace loupe::sinks {

@@ -8,9 +8,9 @@
 #include <cstring>
 #include <string>
 
-#include "loupe/detail/trace_encoder.hpp"
-#include "loupe/error.hpp"
-#include "loupe/sink.hpp"
+#include "loupe/format/encoder.hpp"
+#include "loupe/base/error.hpp"
+#include "loupe/core/sink.hpp"
 
 namespace loupe::sinks {
 

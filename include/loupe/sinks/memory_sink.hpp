@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "loupe/context.hpp"
-#include "loupe/sink.hpp"
+#include "loupe/core/context.hpp"
+#include "loupe/core/sink.hpp"
 
 namespace loupe::sinks {
 

@@ -1,7 +1,7 @@
 // A sink that discards everything (for measuring loupe itself).
 #pragma once
 
-#include "loupe/sink.hpp"
+#include "loupe/core/sink.hpp"
 
 namespace loupe::sinks {
 

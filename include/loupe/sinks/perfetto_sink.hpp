@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "loupe/detail/converting_sink.hpp"
+#include "loupe/sinks/detail/converting_sink.hpp"
 #include "loupe/viewer/perfetto.hpp"
 
 namespace loupe::sinks {

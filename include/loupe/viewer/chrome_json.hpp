@@ -55,11 +55,11 @@
 #include <utility>
 #include <vector>
 
-#include "loupe/config.hpp"
-#include "loupe/detail/output_file.hpp"
-#include "loupe/detail/viewer_sources.hpp"
-#include "loupe/reader.hpp"
-#include "loupe/report/json.hpp"
+#include "loupe/base/config.hpp"
+#include "loupe/format/output_file.hpp"
+#include "loupe/viewer/detail/sources.hpp"
+#include "loupe/format/reader.hpp"
+#include "loupe/text/json.hpp"
 
 namespace loupe::viewer {
 

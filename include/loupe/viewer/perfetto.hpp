@@ -62,13 +62,13 @@
 #include <utility>
 #include <vector>
 
-#include "loupe/config.hpp"
-#include "loupe/detail/deflate.hpp"
-#include "loupe/detail/output_file.hpp"
-#include "loupe/detail/protobuf_writer.hpp"
-#include "loupe/detail/viewer_sources.hpp"
-#include "loupe/reader.hpp"
-#include "loupe/report/text.hpp"
+#include "loupe/base/config.hpp"
+#include "loupe/viewer/detail/deflate.hpp"
+#include "loupe/format/output_file.hpp"
+#include "loupe/viewer/detail/protobuf_writer.hpp"
+#include "loupe/viewer/detail/sources.hpp"
+#include "loupe/format/reader.hpp"
+#include "loupe/text/printable.hpp"
 
 namespace loupe::viewer {
 

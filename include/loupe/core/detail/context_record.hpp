@@ -1,0 +1,54 @@
+// How a thread's context travels through its ring to the collector: one
+// header record (site pointer = &context_marker, t0 = ticks, t1 = payload
+// bytes, sessions = the sessions it is for) followed by the payload packed
+// into whole records. Pushed as one unit, so the collector never sees half.
+// Payload: for each of the six fields, u8 (length | truncated flag) then the
+// bytes.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "loupe/core/context.hpp"
+#include "loupe/core/detail/ring.hpp"
+
+namespace loupe::detail {
+
+/// Identity of a context header record; never recorded as a site.
+LOUPE_API inline constexpr site context_marker{"<context>", "", "", 0, site_kind::zone};
+
+inline constexpr std::size_t max_context_payload = context_fields * (1 + max_context_value);
+inline constexpr std::size_t max_context_records = 1 + (max_context_payload + sizeof(raw_record) - 1) / sizeof(raw_record);
+static_assert(max_context_payload <= sizeof(ring::pending_payload::data), "collector buffer holds a payload");
+
+/// Writes the records for the calling thread's context into `out` (room for
+/// max_context_records); returns how many.
+inline std::size_t encode_context(const context_state& c, std::uint64_t ticks, std::uint64_t sessions,
+                                  raw_record* out) noexcept {
+    unsigned char payload[max_context_payload + sizeof(raw_record)];
+    std::size_t n = 0;
+    for (std::size_t f = 0; f < context_fields; ++f) {
+        const std::string_view v = c.value(f);
+        payload[n++] = c.length[f];
+        std::memcpy(payload + n, v.data(), v.size());
+        n += v.size();
+    }
+    return pack_unit(&context_marker, ticks, sessions, payload, n, out);
+}
+
+/// Reads a payload written by encode_context.
+inline context decode_context(const unsigned char* payload, std::size_t n) noexcept {
+    context out;
+    std::size_t at = 0;
+    for (unsigned f = 0; f < context_fields && at < n; ++f) {
+        const std::uint8_t length = payload[at++];
+        std::size_t size = length & ~value_truncated;
+        if (size > n - at) size = n - at;
+        out.set(static_cast<context_field>(f), {reinterpret_cast<const char*>(payload + at), size},
+                (length & value_truncated) != 0);
+        at += size;
+    }
+    return out;
+}
+
+}  // namespace loupe::detail

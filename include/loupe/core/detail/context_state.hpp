@@ -1,0 +1,195 @@
+// The calling thread's context (client, user, session, request, app,
+// component) as a fixed-size, thread-local stack of scope frames.
+//
+// Why this shape: annotating happens on every request, recorded or not, so it
+// must cost a short copy and never allocate; memory must stay bounded however
+// many distinct values (request ids) pass through. Values live in a per-thread
+// arena used as a stack: a scope appends its new values, remembers where the
+// previous ones were, and gives the arena space back when it ends. Frames carry
+// a serial so that a scope outliving a reset_context() becomes a no-op, and a
+// "dead" flag so that a scope destroyed out of LIFO order is popped only when
+// the scopes above it end: the context is never left pointing at a value that
+// no live scope set.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <string_view>
+
+#include "loupe/base/config.hpp"
+#include "loupe/base/context.hpp"
+#include "loupe/base/error.hpp"
+#include "loupe/core/detail/thread_state.hpp"
+
+namespace loupe::detail {
+
+inline constexpr std::size_t max_context_depth = 32;  ///< nested scopes per thread
+inline constexpr std::size_t context_arena_bytes = 2048;
+
+struct context_frame {
+    std::uint32_t serial;
+    std::uint16_t arena_mark;  ///< arena top before this frame's values
+    std::uint8_t mask;         ///< fields this frame set
+    std::uint8_t dead;         ///< destroyed out of order; pop with the frame above
+    std::uint16_t saved_offset[context_fields];
+    std::uint8_t saved_length[context_fields];
+};
+
+/// Trivially constructible, so thread_local access needs no guard.
+struct context_state {
+    std::uint32_t generation;  ///< bumps on every change of the values
+    std::uint32_t next_serial;
+    std::uint32_t depth;
+    std::uint32_t arena_top;
+    std::uint16_t offset[context_fields];  ///< where each current value starts in arena
+    std::uint8_t length[context_fields];   ///< its length | value_truncated
+    context_frame frames[max_context_depth];
+    char arena[context_arena_bytes];
+
+    std::string_view value(std::size_t field) const noexcept {
+        return {arena + offset[field], static_cast<std::size_t>(length[field] & ~value_truncated)};
+    }
+    bool truncated(std::size_t field) const noexcept { return (length[field] & value_truncated) != 0; }
+};
+
+LOUPE_API inline thread_local context_state t_context;
+
+enum class context_misuse : unsigned { too_deep, foreign_thread, out_of_order };
+
+/// Reports a misuse through the error handler, once per kind per process.
+LOUPE_API inline void report_context_misuse(context_misuse kind) noexcept {
+    static const char* const messages[] = {
+        "context scopes nested deeper than 32 levels or holding more than 2 KiB of values on one thread; "
+        "the innermost scope is ignored",
+        "a context scope was destroyed on another thread than the one that created it; it is ignored "
+        "(use loupe::capture_context and loupe::context_scope to move a context)",
+        "context scopes were destroyed out of order (not last-in, first-out); the scope's values stay "
+        "until the scopes opened after it end",
+    };
+    static std::atomic<bool> reported[3] = {};
+    const auto i = static_cast<unsigned>(kind);
+    if (!reported[i].exchange(true, std::memory_order_relaxed)) report_error(messages[i]);
+}
+
+/// A frame handle kept by a scope: which frame, and which thread owns it.
+struct context_token {
+    context_state* owner = nullptr;  ///< nullptr: the scope changed nothing
+    std::uint32_t index = 0;
+    std::uint32_t serial = 0;
+};
+
+/// The thread's context changed: filters must be evaluated again before its
+/// next event, and its context written again to the sessions recording it.
+inline void context_changed() noexcept {
+    ++t_context.generation;
+    t_state.epoch = 0;
+}
+
+/// Pushes a frame that sets the fields in `mask` to `values[field]`; fields in
+/// `truncated` are flagged as cut even if they fit.
+inline context_token push_context(std::uint8_t mask, const std::string_view* values,
+                                  std::uint8_t truncated = 0) noexcept {
+    context_state& c = t_context;
+    std::uint8_t lengths[context_fields] = {};
+    std::size_t bytes = 0;
+    for (std::size_t f = 0; f < context_fields; ++f) {
+        if (mask & (1u << f)) {
+            lengths[f] = clamp_context_value(values[f]);
+            if (truncated & (1u << f)) lengths[f] |= value_truncated;
+            bytes += lengths[f] & ~value_truncated;
+        }
+    }
+    if (LOUPE_UNLIKELY(c.depth == max_context_depth || c.arena_top + bytes > context_arena_bytes)) {
+        report_context_misuse(context_misuse::too_deep);
+        return {};
+    }
+    context_frame& fr = c.frames[c.depth];
+    fr.serial = ++c.next_serial;
+    fr.arena_mark = static_cast<std::uint16_t>(c.arena_top);
+    fr.mask = mask;
+    fr.dead = 0;
+    for (std::size_t f = 0; f < context_fields; ++f) {
+        if (!(mask & (1u << f))) continue;
+        fr.saved_offset[f] = c.offset[f];
+        fr.saved_length[f] = c.length[f];
+        const std::size_t n = lengths[f] & ~value_truncated;
+        if (n != 0) std::memcpy(c.arena + c.arena_top, values[f].data(), n);
+        c.offset[f] = static_cast<std::uint16_t>(c.arena_top);
+        c.length[f] = lengths[f];
+        c.arena_top += static_cast<std::uint32_t>(n);
+    }
+    const context_token token{&c, c.depth, fr.serial};
+    ++c.depth;
+    context_changed();
+    return token;
+}
+
+/// push_context for one field: the common case, kept short.
+inline context_token push_field(std::size_t f, std::string_view value) noexcept {
+    context_state& c = t_context;
+    const std::uint8_t length = clamp_context_value(value);
+    const std::size_t n = length & ~value_truncated;
+    if (LOUPE_UNLIKELY(c.depth == max_context_depth || c.arena_top + n > context_arena_bytes)) {
+        report_context_misuse(context_misuse::too_deep);
+        return {};
+    }
+    context_frame& fr = c.frames[c.depth];
+    fr.serial = ++c.next_serial;
+    fr.arena_mark = static_cast<std::uint16_t>(c.arena_top);
+    fr.mask = static_cast<std::uint8_t>(1u << f);
+    fr.dead = 0;
+    fr.saved_offset[f] = c.offset[f];
+    fr.saved_length[f] = c.length[f];
+    std::memcpy(c.arena + c.arena_top, value.data(), n);
+    c.offset[f] = static_cast<std::uint16_t>(c.arena_top);
+    c.length[f] = length;
+    c.arena_top += static_cast<std::uint32_t>(n);
+    const context_token token{&c, c.depth, fr.serial};
+    ++c.depth;
+    context_changed();
+    return token;
+}
+
+inline void restore_frame(context_state& c, const context_frame& fr) noexcept {
+    for (unsigned mask = fr.mask; mask != 0; mask &= mask - 1) {
+        const unsigned f = static_cast<unsigned>(__builtin_ctz(mask));
+        c.offset[f] = fr.saved_offset[f];
+        c.length[f] = fr.saved_length[f];
+    }
+    c.arena_top = fr.arena_mark;
+}
+
+/// Ends the frame of `token`. LIFO is the normal case; anything else is
+/// reported once and handled without corrupting the context.
+inline void pop_context(const context_token& token) noexcept {
+    if (token.owner == nullptr) return;
+    context_state& c = t_context;
+    if (LOUPE_UNLIKELY(token.owner != &c)) {
+        report_context_misuse(context_misuse::foreign_thread);
+        return;
+    }
+    if (token.index >= c.depth || c.frames[token.index].serial != token.serial) return;  // reset since
+    if (LOUPE_UNLIKELY(token.index + 1 != c.depth)) {
+        report_context_misuse(context_misuse::out_of_order);
+        c.frames[token.index].dead = 1;
+        return;
+    }
+    do {
+        --c.depth;
+        restore_frame(c, c.frames[c.depth]);
+    } while (c.depth > 0 && c.frames[c.depth - 1].dead);
+    context_changed();
+}
+
+/// Clears every field and every open frame of the calling thread.
+inline void clear_context() noexcept {
+    context_state& c = t_context;
+    c.depth = 0;
+    c.arena_top = 0;
+    std::memset(c.length, 0, sizeof c.length);
+    std::memset(c.offset, 0, sizeof c.offset);
+    context_changed();
+}
+
+}  // namespace loupe::detail

@@ -1,0 +1,342 @@
+// A per-thread bounded single-producer/single-consumer ring of fixed 32-byte
+// records. The owning thread pushes without locks or allocation; the
+// collector thread drains. Rings outlive their threads: a thread that exits
+// marks its ring retired, the collector drains it and gives it back to a pool
+// for the next thread, so memory is bounded by the number of threads that
+// record at the same time.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <mutex>
+#include <string>
+
+#include "loupe/core/detail/hot_state.hpp"
+#include "loupe/base/metric_types.hpp"
+#include "loupe/base/site.hpp"
+
+namespace loupe::detail {
+
+/// What the hot path writes: one event, 32 bytes, no formatting.
+struct raw_record {
+    const site* where;       ///< call site (its kind says how to read the rest)
+    std::uint64_t t0;        ///< ticks: zone begin, instant/counter time
+    std::uint64_t t1;        ///< zone: end ticks; counter: the value's bits
+    std::uint64_t sessions;  ///< session slots this event was captured for
+};
+static_assert(sizeof(raw_record) == 32, "a ring record is 32 bytes");
+
+/// Header marker of a unit the collector skips: the slots a method call had
+/// opened in place (ring::open_frame) when its chains recorded events of
+/// their own; `t1` is the payload size.
+LOUPE_API inline constexpr site skipped_unit_marker{"loupe.skipped", "", "", 0, site_kind::zone};
+
+/// Writes a multi-record unit into `out`: a header record (`marker`,
+/// `ticks`, the payload size, `sessions`) followed by the `n` bytes at
+/// `payload`, zero-padded to whole records (`payload` has room for that).
+/// Returns how many records it wrote. Pushed with ring::try_push_n, the
+/// collector sees all of them or none.
+inline std::size_t pack_unit(const site* marker, std::uint64_t ticks, std::uint64_t sessions, unsigned char* payload,
+                             std::size_t n, raw_record* out) noexcept {
+    out[0].where = marker;
+    out[0].t0 = ticks;
+    out[0].t1 = n;
+    out[0].sessions = sessions;
+    const std::size_t records = (n + sizeof(raw_record) - 1) / sizeof(raw_record);
+    std::memset(payload + n, 0, records * sizeof(raw_record) - n);
+    std::memcpy(static_cast<void*>(out + 1), payload, records * sizeof(raw_record));
+    return 1 + records;
+}
+
+class ring {
+public:
+    explicit ring(std::size_t capacity_records)
+        : capacity_(capacity_for(capacity_records)),
+          mask_(capacity_ - 1),
+          slots_(new raw_record[capacity_]) {}
+    ~ring() { delete[] slots_; }
+    ring(const ring&) = delete;
+    ring& operator=(const ring&) = delete;
+
+    static std::size_t records_for_bytes(std::uint64_t bytes) noexcept {
+        std::uint64_t n = bytes / sizeof(raw_record);
+        return static_cast<std::size_t>(n < 8 ? 8 : n);
+    }
+    /// The capacity a ring asked for `records` gets: rounded down to a power
+    /// of two (so a ring never exceeds its byte budget), at least 8.
+    static std::size_t capacity_for(std::size_t records) noexcept {
+        std::size_t p = 8;
+        while (p * 2 <= records) p <<= 1;
+        return p;
+    }
+    std::size_t capacity() const noexcept { return capacity_; }
+    std::size_t bytes() const noexcept { return capacity_ * sizeof(raw_record); }
+
+    /// Producer (owning thread) only. False when full. Takes the fields as
+    /// scalars so callers keep them in registers and store them once, here.
+    bool try_push(const site* where, std::uint64_t t0, std::uint64_t t1, std::uint64_t sessions) noexcept {
+        if (LOUPE_UNLIKELY(!fits(1))) return false;
+        const std::uint64_t h = producer_head_;
+        raw_record& slot = slots_[h & mask_];
+        slot.where = where;
+        slot.t0 = t0;
+        slot.t1 = t1;
+        slot.sessions = sessions;
+        publish(h + 1);
+        return true;
+    }
+
+    /// Producer only: appends `n` records as one unit (the collector sees all
+    /// or none of them). False when they do not fit now.
+    bool try_push_n(const raw_record* records, std::size_t n) noexcept {
+        if (!fits(n)) return false;
+        const std::uint64_t h = producer_head_;
+        for (std::size_t i = 0; i < n; ++i) slots_[(h + i) & mask_] = records[i];
+        publish(h + n);
+        return true;
+    }
+
+    /// Producer only: whether `n` slots from the head would wrap around the
+    /// ring's end (try_reserve(n) then fails whatever the room).
+    bool would_wrap(std::size_t n) const noexcept { return (producer_head_ & mask_) + n > capacity_; }
+    /// Producer only: `n` free slots that follow each other in memory (no wrap
+    /// inside), to be filled in place and published with `commit(n)`; null
+    /// when they do not fit now or would wrap (then use try_push_n).
+    raw_record* try_reserve(std::size_t n) noexcept {
+        if (would_wrap(n) || !fits(n)) return nullptr;
+        return &slots_[producer_head_ & mask_];
+    }
+    /// Producer only: publishes the `n` slots try_reserve(n) gave.
+    void commit(std::size_t n) noexcept {
+        publish(producer_head_ + n);
+    }
+
+    // ---- a method call's unit built in place (params/method.hpp) ----
+    //
+    // A call's entry writes its values straight into slots at the head and
+    // leaves them unpublished; if the call returns before anything else is
+    // pushed (a call that records nothing inside itself), its exit writes the
+    // header record in front of them and publishes the unit: no copy. Any
+    // other push first sets the frame aside (set_frame_aside): a closed
+    // frame's payload is copied to the place its entry named, and the call's
+    // exit packs its unit from there as usual; an open one (its chains'
+    // getters record events while the values are written) is left behind as
+    // a skipped unit. One frame waits at a time: the innermost call's. While
+    // it waits, cached_tail_ is moved so that the room test of every push
+    // fails and takes the slow path (fits): the other pushes pay nothing.
+
+    /// Producer only: opens `n` slots at the head (no wrap inside) for a
+    /// call's unit; null when they do not fit now.
+    raw_record* open_frame(std::size_t n) noexcept {
+        if (would_wrap(n) || !fits(n)) return nullptr;
+        const std::uint64_t h = producer_head_;
+        frame_end_ = h + n;
+        frame_spill_ = nullptr;  // open
+        frame_tail_ = cached_tail_;
+        cached_tail_ = h - capacity_;  // every room test fails while the frame waits
+        return &slots_[h & mask_];
+    }
+
+    enum class frame_state : std::uint8_t {
+        in_place,     ///< waits in the ring; set aside to `spill` by the next push
+        skipped,      ///< events came while it was open: its slots went out as skipped, its bytes are intact
+        overwritten,  ///< so many events came that the ring wrapped over its bytes
+    };
+    /// Producer only: the values are written; the unit now takes `records`
+    /// slots, and its payload (`bytes` from slot 1) goes to `spill` if
+    /// something else is pushed before the call returns.
+    frame_state close_frame(std::size_t records, std::size_t bytes, unsigned char* spill) noexcept {
+        if (LOUPE_UNLIKELY(frame_end_ == 0)) {
+            return producer_head_ - frame_start_ <= capacity_ ? frame_state::skipped : frame_state::overwritten;
+        }
+        frame_end_ = producer_head_ + records;
+        frame_bytes_ = bytes;
+        frame_spill_ = spill;
+        return frame_state::in_place;
+    }
+    /// Producer only: whether a frame still waits in place (it was not set aside).
+    bool frame_waits() const noexcept { return frame_end_ != 0; }
+    /// Producer only: the slots of the frame that waits.
+    raw_record* waiting_frame() noexcept { return &slots_[producer_head_ & mask_]; }
+    /// Producer only: publishes the waiting frame, its header written.
+    void commit_frame() noexcept {
+        const std::uint64_t end = frame_end_;
+        frame_end_ = 0;
+        cached_tail_ = frame_tail_;
+        publish(end);
+    }
+    /// Producer only: sets a waiting frame aside now (see set_frame_aside).
+    void set_aside_waiting_frame() noexcept {
+        if (frame_end_ != 0) set_frame_aside();
+    }
+
+    /// Producer only: the next push looks at the collector's tail again even
+    /// if the ring was full a moment ago (for a producer that waits for room).
+    void recheck_room() noexcept { full_skips_ = 0; }
+
+    /// Producer only: counts one event lost for each session in `sessions`.
+    void count_dropped(std::uint64_t sessions) noexcept {
+        while (sessions != 0) {
+            int slot = __builtin_ctzll(sessions);
+            sessions &= sessions - 1;
+            dropped_[slot].store(dropped_[slot].load(std::memory_order_relaxed) + 1,
+                                 std::memory_order_relaxed);
+        }
+    }
+
+    /// Consumer (collector) only: calls `f(record)` for each record pushed so
+    /// far, in order, and frees the space of those it consumed. `f` returns
+    /// false to leave that record (and all after it) in the ring for a later
+    /// call. Returns how many records were consumed.
+    template <class F>
+    std::size_t drain(F&& f) {
+        const std::uint64_t t = tail_.load(std::memory_order_relaxed);
+        const std::uint64_t h = head_.load(std::memory_order_acquire);
+        std::uint64_t i = t;
+        while (i != h && f(slots_[i & mask_])) ++i;
+        tail_.store(i, std::memory_order_release);
+        return static_cast<std::size_t>(i - t);
+    }
+
+    bool empty() const noexcept {
+        return tail_.load(std::memory_order_acquire) == head_.load(std::memory_order_acquire);
+    }
+    std::uint64_t pushed() const noexcept { return head_.load(std::memory_order_acquire); }
+    std::uint64_t dropped(int slot) const noexcept {
+        return dropped_[slot].load(std::memory_order_relaxed);
+    }
+
+    /// Reuse by a new thread: the collector calls this after the ring was
+    /// retired and drained, with no producer attached.
+    void reset_for_reuse() noexcept {
+        producer_head_ = 0;
+        frame_end_ = frame_start_ = frame_tail_ = 0;
+        full_skips_ = 0;
+        head_.store(0, std::memory_order_relaxed);
+        tail_.store(0, std::memory_order_relaxed);
+        cached_tail_ = 0;
+        for (auto& d : dropped_) d.store(0, std::memory_order_relaxed);
+        for (auto& s : seen_dropped) s = 0;
+        collector_payload = pending_payload{};
+        collector_zone_metrics = held_zone_metrics{};
+        retired.store(false, std::memory_order_relaxed);
+    }
+
+    // ---- identity of the thread that owns the ring now ----
+    std::uint64_t thread_id = 0;  ///< loupe thread id, new for every owner
+    std::uint64_t os_tid = 0;
+
+    /// Name, written by the owning thread, read by the collector.
+    void set_name(const char* name) {
+        std::lock_guard<std::mutex> lock(name_mutex_);
+        name_ = name;
+        name_version_.fetch_add(1, std::memory_order_release);
+    }
+    std::uint32_t name_version() const noexcept { return name_version_.load(std::memory_order_acquire); }
+    std::string name() const {
+        std::lock_guard<std::mutex> lock(name_mutex_);
+        return name_;
+    }
+
+    /// Set by the owner's thread-exit hook; the collector recycles the ring
+    /// once it is drained.
+    std::atomic<bool> retired{false};
+
+    // ---- collector-private bookkeeping ----
+    std::uint64_t seen_dropped[max_sessions] = {};  ///< drops already reported, per slot
+    std::string collector_name;                    ///< the collector's copy of the name
+    std::uint32_t collector_name_version = ~0u;
+    /// A multi-record unit (a context, an I/O operation or resource) being
+    /// reassembled from its payload records.
+    struct pending_payload {
+        const site* marker = nullptr;  ///< the header's marker: what the payload is
+        std::uint64_t sessions = 0;
+        std::uint64_t ticks = 0;
+        std::uint64_t end_ticks = 0;   ///< I/O operations: end time
+        std::size_t bytes = 0;       ///< payload size
+        std::size_t received = 0;    ///< payload bytes copied so far
+        unsigned char data[4096] = {};  ///< the largest unit: a method call (method_wire.hpp)
+    } collector_payload;
+    /// The deltas of the zone record that follows (from a zone-with-metrics unit).
+    struct held_zone_metrics {
+        const metric_plan* plan = nullptr;  ///< null: none held
+        std::int64_t delta[max_zone_metrics] = {};
+    } collector_zone_metrics;
+
+private:
+    // While the ring is full, the producer drops this many events between two
+    // looks at the collector's tail: an overloaded producer then drops
+    // without fetching the collector's cache line for every event.
+    static constexpr unsigned full_skip_events = 15;
+
+    // Producer only: true if `n` records fit after the head. A waiting frame
+    // fails the first test (open_frame) and is set aside here, first.
+    bool fits(std::size_t n) noexcept {
+        if (LOUPE_LIKELY(producer_head_ + n - cached_tail_ <= capacity_)) return true;
+        if (LOUPE_UNLIKELY(frame_end_ != 0)) {
+            set_frame_aside();
+            if (producer_head_ + n - cached_tail_ <= capacity_) return true;
+        }
+        const std::uint64_t h = producer_head_;
+        if (full_skips_ != 0) {
+            --full_skips_;
+            return false;
+        }
+        cached_tail_ = tail_.load(std::memory_order_acquire);
+        if (h + n - cached_tail_ <= capacity_) return true;
+        full_skips_ = full_skip_events;
+        return false;
+    }
+
+    // Producer only: a push comes while a frame waits in place. Open (its
+    // chains are recording): its slots are left behind as a skipped unit
+    // and the push goes after them. Closed: its payload is copied out.
+    LOUPE_NOINLINE void set_frame_aside() noexcept {
+        const std::uint64_t h = producer_head_;
+        if (frame_spill_ == nullptr) {  // open
+            raw_record& skipped = slots_[h & mask_];
+            skipped.where = &skipped_unit_marker;
+            skipped.t0 = 0;
+            skipped.t1 = (frame_end_ - h - 1) * sizeof(raw_record);
+            skipped.sessions = 0;
+            frame_start_ = h;
+            producer_head_ = frame_end_;
+        } else {
+            std::memcpy(frame_spill_, &slots_[(h + 1) & mask_], frame_bytes_);
+        }
+        frame_end_ = 0;
+        cached_tail_ = frame_tail_;
+    }
+
+    // Producer only: the next head, published to the collector.
+    void publish(std::uint64_t h) noexcept {
+        producer_head_ = h;
+        head_.store(h, std::memory_order_release);
+    }
+
+    // Each line below is written by one side only, so neither side's reads
+    // wait for the other's writes: the producer's own copy of the head and
+    // the last tail it saw; the published head (the producer only stores to
+    // it); the tail (the collector's); the geometry (read-only); the drop
+    // counters (the producer's, read by the collector now and then).
+    alignas(64) std::uint64_t producer_head_ = 0;
+    std::uint64_t cached_tail_ = 0;
+    unsigned full_skips_ = 0;
+    std::uint64_t frame_end_ = 0;   ///< a frame waits in place in [producer_head_, frame_end_) (0: none)
+    std::uint64_t frame_tail_ = 0;  ///< cached_tail_ while a frame waits
+    unsigned char* frame_spill_ = nullptr;  ///< null while the frame is open
+    std::size_t frame_bytes_ = 0;
+    std::uint64_t frame_start_ = 0;  ///< where a frame set aside while open began
+    alignas(64) std::atomic<std::uint64_t> head_{0};
+    alignas(64) std::atomic<std::uint64_t> tail_{0};
+    alignas(64) const std::size_t capacity_;
+    const std::size_t mask_;
+    raw_record* const slots_;
+    alignas(64) std::atomic<std::uint64_t> dropped_[max_sessions] = {};
+    alignas(64) mutable std::mutex name_mutex_;
+    std::string name_;
+    std::atomic<std::uint32_t> name_version_{0};
+};
+
+}  // namespace loupe::detail

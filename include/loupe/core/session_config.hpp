@@ -1,0 +1,91 @@
+// What a session records, where it sends it, and what happens when a thread
+// produces faster than the collector drains.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "loupe/core/sink.hpp"
+#include "loupe/base/site.hpp"
+
+namespace loupe {
+
+/// What a thread does when its ring is full.
+enum class overflow_policy : std::uint8_t {
+    /// Drop the event and count it; the count reaches the trace as a
+    /// `dropped` record. The host never waits. The default.
+    drop,
+    /// Wait until the collector has made room (yield, then short sleeps).
+    /// Nothing is lost while the collector runs; if it has stopped (process
+    /// exit, after fork) the event is dropped and counted instead.
+    block,
+};
+
+/// Configuration of one profiling session. Plain data: fill it, then pass it
+/// to `loupe::start_session`.
+struct session_config {
+    /// Shown in traces and error messages.
+    std::string name = "loupe";
+    /// Event kinds to record: an OR of `loupe::kinds::zones`, `instants`,
+    /// `counters`, `io` (default: all).
+    std::uint32_t kinds = loupe::kinds::all;
+    /// Where records go; at least one. A sink may be shared by sessions.
+    std::vector<std::shared_ptr<sink>> sinks;
+    /// Per-thread ring size in bytes (32 bytes per event, rounded down to a
+    /// power of two, at least 256 B). Applies to threads that get their ring
+    /// while this session is active; the largest value among active sessions
+    /// wins. A thread keeps its ring until it exits. Default 1 MiB. A thread's
+    /// context (context.hpp) needs up to 416 bytes of ring at once and an I/O
+    /// resource up to 320; rings smaller than 512 B carry zones but not
+    /// contexts, and count I/O operations on unannounced resources as dropped.
+    std::size_t ring_bytes = std::size_t{1} << 20;
+    /// What a full ring does with events for this session.
+    overflow_policy overflow = overflow_policy::drop;
+    /// Which threads to record, in the filter language of filter.hpp (see
+    /// docs/filters.md), e.g. `user == "alice" && app in ["shop", "crm"]`.
+    /// Empty: every thread. Evaluated against a thread's context when that
+    /// context or the set of sessions changes, never per event. An invalid
+    /// filter makes start_session throw loupe::error naming the column.
+    /// Build one in code with loupe::where and pass `f.to_string()`.
+    std::string filter;
+    /// Metrics every recorded zone carries besides its duration, by name
+    /// (metrics.hpp): built-in "cpu_time", "task_clock", "cycles",
+    /// "instructions", "alloc_bytes", "alloc_count", "free_bytes",
+    /// "free_count", or a name defined with loupe::metric(). An unknown name
+    /// makes start_session throw loupe::error naming it; a metric this machine
+    /// cannot measure (no hardware counters) is reported in the trace as
+    /// unavailable and the session runs without it. At most
+    /// `max_zone_metrics` metrics over all sessions running at once.
+    std::vector<std::string> metrics;
+    /// How often, besides at the stop, the per-thread and per-CPU totals of
+    /// the push metrics are written (each a snapshot since the session
+    /// start, so a long session's trace holds recent totals even if the
+    /// process dies). Zero: only at the stop.
+    std::chrono::milliseconds metric_totals_interval{10000};
+    /// Parameter specs (params.hpp, docs/params.md), one per line, e.g.
+    /// `method=shop::Cart::add(Item const&,int); param=1; chain=field(sku)|truncate(16)`.
+    /// Recorded on method calls of threads this session records (`kinds`
+    /// must include `kinds::methods`). A syntax error makes start_session
+    /// throw loupe::error naming the line and column; a spec that does not
+    /// fit a method's parameters is reported in the trace (param_apply_error)
+    /// and its values read EnableFailed. Change them while the session runs
+    /// with `session::set_params`.
+    std::string params;
+    /// Bytes of text kept per traced value (strings are cut on a UTF-8
+    /// boundary and flagged truncated with their original size). 8 to 4096.
+    std::size_t param_value_bytes = 256;
+};
+
+/// Counts of one session. For every session:
+/// events sent to it = `delivered` + `dropped`, exactly.
+struct session_stats {
+    std::uint64_t delivered = 0;  ///< events routed to the session's sinks
+    std::uint64_t dropped = 0;    ///< events lost to full rings (also in the trace)
+    std::uint64_t sink_failures = 0;        ///< sinks that failed (each reported once)
+    std::uint64_t records_undelivered = 0;  ///< records a failed sink did not receive
+};
+
+}  // namespace loupe

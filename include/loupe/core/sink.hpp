@@ -1,0 +1,41 @@
+// The sink interface: where a session sends what it recorded.
+//
+// A sink receives one `record` view at a time, from the collector thread only,
+// never concurrently for one sink (so a sink needs no lock of its own unless
+// another thread reads what it stores). Records arrive in this order:
+// `session_begin`, then events, drop counts and context changes as they are
+// drained (a thread's context record comes before the events it applies to),
+// then `session_end`, followed by `flush()` and `close()`.
+//
+// Pointers in a record are valid only during the `write` call; copy what you
+// keep. `site` pointers are the exception: they point at static call-site
+// metadata and stay valid while the program runs.
+#pragma once
+
+#include "loupe/base/record.hpp"
+
+namespace loupe {
+
+/// Base class of every sink.
+///
+/// Thread-safety: loupe calls `write`, `flush` and `close` from its collector
+/// thread only, one call at a time per sink. A sink shared by two sessions is
+/// still called from that one thread.
+///
+/// Failure: a sink reports a failure by throwing (any exception). loupe catches
+/// it, reports it once through the error handler, stops calling the sink for
+/// that session and counts the records it could not deliver
+/// (`session_stats::sink_failures`, `records_undelivered`). A failure never
+/// reaches a host thread.
+class sink {
+public:
+    virtual ~sink() = default;
+    /// Consumes one record. Must not call back into loupe's session API.
+    virtual void write(const record& r) = 0;
+    /// Pushes buffered data to its destination.
+    virtual void flush() = 0;
+    /// Flushes and releases the destination. Idempotent: later calls do nothing.
+    virtual void close() = 0;
+};
+
+}  // namespace loupe

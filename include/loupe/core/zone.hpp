@@ -1,0 +1,112 @@
+// Zones, instants and counters: the hot path.
+//
+// Cost (measured in bench/, see README "Overhead"):
+// - nothing recording: one relaxed load of a global word and a branch
+//   predicted not taken; no TLS access, no call.
+// - recording: two timestamp reads and one 32-byte store into the calling
+//   thread's own ring; no lock, no allocation, no system call.
+// - recording with metrics (session_config::metrics): also a call at entry
+//   and exit that reads each metric (a load for push metrics, a system call
+//   for CPU time and perf counters), and 32 more bytes in the ring for the
+//   first metric, 32 for each 4 more.
+//
+// The macros in loupe.hpp are the usual way in; these classes are the
+// macro-free equivalents. Unlike the macros, calls to them are not removed
+// by LOUPE_ENABLED=0 and their arguments are always evaluated.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include "loupe/core/detail/zone_metrics.hpp"
+#include "loupe/core/detail/runtime.hpp"
+#include "loupe/core/detail/thread_state.hpp"
+#include "loupe/base/site.hpp"
+
+namespace loupe {
+
+namespace detail {
+LOUPE_ALWAYS_INLINE std::uint32_t armed() noexcept {
+    return g_hot.armed.load(std::memory_order_relaxed);
+}
+
+/// The exit of a recorded zone that began at `t0` (with `plan`'s metric
+/// entry values on the thread's stack when `plan` is set): reads the exit
+/// ticks and pushes one zone (after its metric deltas). Shared by
+/// zone_scope and the method calls that carry nothing but their timing.
+LOUPE_ALWAYS_INLINE void end_zone(const site* where, std::uint64_t t0, std::uint64_t sessions,
+                                  const metric_plan* plan) noexcept {
+    if (LOUPE_UNLIKELY(plan != nullptr)) {
+        push_zone_with_metrics(where, t0, sessions, *plan);
+        return;
+    }
+    push(where, t0, read_ticks(), sessions);
+}
+}  // namespace detail
+
+/// RAII zone: records [construction, destruction) on the calling thread for
+/// every session that records zones from it when the zone begins. A zone that
+/// began recorded ends recorded, even if a session stops in between. When a
+/// session records metrics, the zone carries the delta of each between its
+/// entry and exit on this thread (metrics.hpp).
+///
+/// `where` must have static storage duration (see `site`).
+/// Thread-safety: create and destroy on one thread (a zone cannot migrate).
+/// Exceptions: none; nested zones unwind in order during stack unwinding.
+///
+///     static constexpr loupe::site s{"parse", __FILE__, __func__, __LINE__, loupe::site_kind::zone};
+///     loupe::zone_scope z(s);
+class zone_scope {
+public:
+    LOUPE_ALWAYS_INLINE explicit zone_scope(const site& where) noexcept : where_(&where) {
+        if (LOUPE_UNLIKELY(detail::armed() & kinds::zones)) {
+            sessions_ = detail::sessions_for(site_kind::zone);
+            if (sessions_ != 0) {
+                t0_ = detail::read_ticks();
+                plan_ = detail::t_state.plan;
+                if (LOUPE_UNLIKELY(plan_ != nullptr)) plan_ = detail::enter_zone_metrics(plan_);
+            }
+        }
+    }
+    LOUPE_ALWAYS_INLINE ~zone_scope() {
+        if (LOUPE_UNLIKELY(sessions_ != 0)) detail::end_zone(where_, t0_, sessions_, plan_);
+    }
+    zone_scope(const zone_scope&) = delete;
+    zone_scope& operator=(const zone_scope&) = delete;
+    zone_scope(zone_scope&&) = delete;
+    zone_scope& operator=(zone_scope&&) = delete;
+    static void* operator new(std::size_t) = delete;  // a zone lives on the stack
+
+    /// True when this zone is being recorded by at least one session.
+    bool recording() const noexcept { return sessions_ != 0; }
+
+private:
+    const site* where_;
+    std::uint64_t sessions_ = 0;
+    std::uint64_t t0_ = 0;
+    const detail::metric_plan* plan_ = nullptr;  // its entry values are on the thread's stack
+};
+
+/// Records a point in time at `where` (a site of kind `instant`).
+/// Cost and thread-safety as `zone_scope`; any thread.
+LOUPE_ALWAYS_INLINE void instant(const site& where) noexcept {
+    if (LOUPE_UNLIKELY(detail::armed() & kinds::instants)) {
+        const std::uint64_t sessions = detail::sessions_for(site_kind::instant);
+        if (sessions != 0) detail::push(&where, detail::read_ticks(), 0, sessions);
+    }
+}
+
+/// Records `value` of the counter at `where` (a site of kind `counter`).
+/// Cost and thread-safety as `zone_scope`; any thread.
+LOUPE_ALWAYS_INLINE void counter(const site& where, double value) noexcept {
+    if (LOUPE_UNLIKELY(detail::armed() & kinds::counters)) {
+        const std::uint64_t sessions = detail::sessions_for(site_kind::counter);
+        if (sessions != 0) {
+            std::uint64_t bits;
+            std::memcpy(&bits, &value, sizeof bits);
+            detail::push(&where, detail::read_ticks(), bits, sessions);
+        }
+    }
+}
+
+}  // namespace loupe

@@ -1,0 +1,432 @@
+// Turns sink records into the bytes of the .loupe format (docs/format.md):
+// interns strings, sites and threads per trace, writes each definition before
+// its first use, and packs consecutive events of one thread into one EVENTS
+// record with delta-encoded timestamps. Runs on the collector thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "loupe/base/context.hpp"
+#include "loupe/format/wire.hpp"
+#include "loupe/base/error.hpp"
+#include "loupe/base/record.hpp"
+
+namespace loupe::detail {
+
+class trace_encoder {
+public:
+    /// An EVENTS record is closed once its payload reaches this size, so
+    /// encoded bytes become writable at a steady pace.
+    static constexpr std::size_t max_batch_bytes = 16 * 1024;
+
+    /// Appends the encoding of `r`. Throws loupe::error for a second
+    /// session on one encoder (a trace file holds one session).
+    void encode(const record& r) {
+        switch (r.kind) {
+            case record_kind::session_begin: return begin(*r.session);
+            case record_kind::zone: return event(r, format::ev_zone);
+            case record_kind::instant: return event(r, format::ev_instant);
+            case record_kind::counter: return event(r, format::ev_counter);
+            case record_kind::dropped: return dropped(r);
+            case record_kind::session_end: return end(r);
+            case record_kind::context: return context_change(r);
+            case record_kind::io: return io_operation_record(r);
+            case record_kind::io_resource: return io_resource_record(r);
+            case record_kind::metric_totals: return metric_totals(r);
+            case record_kind::param_spec:
+                return param_spec(r);
+            case record_kind::param_apply_error:
+                return apply_error(r);
+            case record_kind::flow:
+                return flow(r);
+        }
+    }
+
+    /// Closes the open EVENTS record so that `bytes()` holds whole records.
+    void close_batch() {
+        if (batch_thread_ == 0) return;
+        out_.push_back(format::rec_events);
+        append_varint(out_, batch_.size());
+        out_.insert(out_.end(), batch_.begin(), batch_.end());
+        batch_.clear();
+        batch_thread_ = 0;
+    }
+
+    /// Encoded bytes not yet taken; the owner writes them out and clears.
+    std::vector<unsigned char>& bytes() noexcept { return out_; }
+    bool begun() const noexcept { return begun_; }
+    bool ended() const noexcept { return ended_; }
+
+private:
+    struct thread_entry {
+        std::uint32_t name_version = 0;
+        std::uint64_t base_ns = 0;  // time of this thread's previous event
+    };
+
+    static void append_varint(std::vector<unsigned char>& v, std::uint64_t x) {
+        unsigned char tmp[format::max_varint_bytes];
+        v.insert(v.end(), tmp, format::put_varint(tmp, x));
+    }
+
+    // Writes `kind, varint length, payload` where payload was built in scratch_.
+    void emit(format::record_kind kind) {
+        out_.push_back(kind);
+        append_varint(out_, scratch_.size());
+        out_.insert(out_.end(), scratch_.begin(), scratch_.end());
+        scratch_.clear();
+    }
+
+    void begin(const session_info& s) {
+        if (begun_) {
+            throw error("trace encoder: a .loupe file holds one session; session '" + std::string(s.name) +
+                        "' was given a file sink already used by another session");
+        }
+        begun_ = true;
+        start_ns_ = s.start_ns;
+        unsigned char header[format::header_size];
+        unsigned char* p = header;
+        for (unsigned char m : format::magic) *p++ = m;
+        p = format::put_u16(p, format::version_major);
+        p = format::put_u16(p, format::version_minor);
+        format::put_u32(p, 0);
+        out_.insert(out_.end(), header, header + format::header_size);
+        unsigned char fixed[16];
+        format::put_u64(format::put_u64(fixed, s.start_ns), s.wall_anchor_ns);
+        scratch_.insert(scratch_.end(), fixed, fixed + 16);
+        append_varint(scratch_, s.pid);
+        scratch_.push_back(static_cast<unsigned char>(s.clock));
+        append_varint(scratch_, s.name.size());
+        scratch_.insert(scratch_.end(), s.name.begin(), s.name.end());
+        emit(format::rec_session);
+        for (std::size_t i = 0; i < s.metric_count; ++i) metric(s.metrics[i]);
+    }
+
+    void append_text(std::string_view text) {
+        append_varint(scratch_, text.size());
+        scratch_.insert(scratch_.end(), text.begin(), text.end());
+    }
+
+    void metric(const metric_info& m) {
+        append_varint(scratch_, m.id);
+        scratch_.push_back(static_cast<unsigned char>(m.source));
+        scratch_.push_back(m.available ? 1 : 0);
+        append_text(m.name);
+        append_text(m.unit);
+        append_text(m.unavailable_reason);
+        emit(format::rec_metric);
+    }
+
+    void append_metric_values(const record& r) {
+        append_varint(scratch_, r.metric_count);
+        for (std::size_t i = 0; i < r.metric_count; ++i) {
+            append_varint(scratch_, r.metrics[i].id);
+            append_varint(scratch_, format::zigzag(r.metrics[i].value));
+        }
+    }
+
+    // A zone's deltas: a record of its own right after the zone's event, so
+    // readers before 1.3 still read the zone (and skip this).
+    void zone_metrics(const record& r) {
+        close_batch();
+        append_varint(scratch_, r.thread->id);
+        append_metric_values(r);
+        emit(format::rec_zone_metrics);
+    }
+
+    // A method call's values and exit details: like ZONE_METRICS, a record
+    // of its own right after the zone's event (readers before 1.4 skip it).
+    // Text values are written inline: they are unbounded.
+    void method_call_record(const record& r) {
+        close_batch();
+        const loupe::method_call& m = *r.method;
+        append_varint(scratch_, r.thread->id);
+        scratch_.push_back(static_cast<unsigned char>((m.exceptional ? format::call_exceptional : 0) |
+                                                      (m.has_cpu ? format::call_has_cpu : 0) |
+                                                      (m.values_lost ? format::call_values_lost : 0)));
+        if (m.has_cpu) {
+            append_varint(scratch_, m.cpu_begin_ns);
+            append_varint(scratch_, format::zigzag(static_cast<std::int64_t>(m.cpu_end_ns - m.cpu_begin_ns)));
+        }
+        append_varint(scratch_, m.value_count);
+        for (std::size_t i = 0; i < m.value_count; ++i) param_value_payload(m.values[i]);
+        emit(format::rec_method_call);
+    }
+
+    // u8 kind, varint spec, bytes payload (by kind; see docs/format.md).
+    void param_value_payload(const param_value& v) {
+        scratch_.push_back(static_cast<unsigned char>(v.kind));
+        append_varint(scratch_, v.spec);
+        unsigned char buf[2 * format::max_varint_bytes + 1];
+        unsigned char* p = buf;
+        std::string_view text;
+        switch (v.kind) {
+            case value_kind::boolean:
+                *p++ = v.bits != 0 ? 1 : 0;
+                break;
+            case value_kind::integer:
+                p = format::put_varint(p, format::zigzag(v.as_int()));
+                break;
+            case value_kind::unsigned_integer:
+            case value_kind::object_id:
+                p = format::put_varint(p, v.bits);
+                break;
+            case value_kind::floating:
+            case value_kind::hash:
+                p = format::put_u64(p, v.bits);
+                break;
+            case value_kind::string:
+            case value_kind::type_name:
+                *p++ = v.truncated ? format::value_truncated : 0;
+                p = format::put_varint(p, v.original_size);
+                text = v.text;
+                break;
+            case value_kind::redacted:
+                p = format::put_varint(p, v.original_size);
+                break;
+            default:
+                break;  // statuses: no payload
+        }
+        const std::size_t fixed = static_cast<std::size_t>(p - buf);
+        append_varint(scratch_, fixed + text.size());
+        scratch_.insert(scratch_.end(), buf, p);
+        scratch_.insert(scratch_.end(), text.begin(), text.end());
+    }
+
+    // Each spec once, and again only when it changes.
+    void param_spec(const record& r) {
+        const param_spec_info& s = *r.spec;
+        auto [it, fresh] = specs_.try_emplace(s.index);
+        if (!fresh && it->second.first == s.text && it->second.second == s.name) return;
+        it->second = {std::string(s.text), std::string(s.name)};
+        close_batch();
+        append_varint(scratch_, s.index);
+        append_text(s.text);
+        append_text(s.name);
+        emit(format::rec_param_spec);
+    }
+
+    void apply_error(const record& r) {
+        const std::uint64_t site = site_id(r.where);
+        close_batch();
+        append_varint(scratch_, site);
+        append_varint(scratch_, r.apply_error->spec);
+        append_text(r.apply_error->reason);
+        emit(format::rec_apply_error);
+    }
+
+    // A thread that exited before the stop comes without its name: one the
+    // trace already knows keeps the name it has there.
+    void metric_totals(const record& r) {
+        if (r.thread && threads_.find(r.thread->id) == threads_.end()) thread(*r.thread);
+        close_batch();
+        scratch_.push_back(r.thread ? 0 : 1);
+        append_varint(scratch_, r.thread ? r.thread->id : r.cpu);
+        append_metric_values(r);
+        emit(format::rec_metric_totals);
+    }
+
+    std::uint64_t string_id(std::string_view text) {
+        auto it = strings_.find(std::string(text));
+        if (it != strings_.end()) return it->second;
+        const std::uint64_t id = strings_.size() + 1;
+        strings_.emplace(std::string(text), id);
+        close_batch();
+        append_varint(scratch_, id);
+        append_varint(scratch_, text.size());
+        scratch_.insert(scratch_.end(), text.begin(), text.end());
+        emit(format::rec_string);
+        return id;
+    }
+
+    std::uint64_t site_id(const site* where) {
+        if (where == last_site_) return last_site_id_;
+        auto it = sites_.find(where);
+        std::uint64_t id;
+        if (it != sites_.end()) {
+            id = it->second;
+        } else {
+            id = sites_.size() + 1;
+            const std::uint64_t name = string_id(where->name);
+            const std::uint64_t file = string_id(where->file);
+            const std::uint64_t function = string_id(where->function);
+            sites_.emplace(where, id);
+            close_batch();
+            append_varint(scratch_, id);
+            scratch_.push_back(static_cast<unsigned char>(file_site_kind(where->kind)));
+            append_varint(scratch_, name);
+            append_varint(scratch_, file);
+            append_varint(scratch_, where->line);
+            append_varint(scratch_, function);
+            emit(format::rec_site);
+        }
+        last_site_ = where;
+        last_site_id_ = id;
+        return id;
+    }
+
+    // A flow point's site is an instant site in the file (readers before 1.6
+    // know kinds 1-3 only); its FLOW record says what it does.
+    static site_kind file_site_kind(site_kind k) noexcept {
+        return k == site_kind::flow || k == site_kind::flow_end ? site_kind::instant : k;
+    }
+
+    // A flow point: a record of its own (readers before 1.6 skip it), with
+    // its time, so that it can be read without the EVENTS records.
+    void flow(const record& r) {
+        thread(*r.thread);
+        const std::uint64_t site = site_id(r.where);
+        close_batch();
+        append_varint(scratch_, r.thread->id);
+        append_varint(scratch_, site);
+        append_varint(scratch_, format::zigzag(static_cast<std::int64_t>(r.begin_ns - start_ns_)));
+        unsigned char fixed[8];
+        format::put_u64(fixed, r.flow_id);
+        scratch_.insert(scratch_.end(), fixed, fixed + 8);
+        scratch_.push_back(r.where->kind == site_kind::flow_end ? format::flow_terminates : 0);
+        emit(format::rec_flow);
+    }
+
+    // Defines (or renames) the thread when needed; returns its entry.
+    thread_entry& thread(const thread_info& t) {
+        auto [it, fresh] = threads_.try_emplace(t.id);
+        thread_entry& e = it->second;
+        if (fresh || e.name_version != t.name_version) {
+            if (fresh) e.base_ns = start_ns_;
+            e.name_version = t.name_version;
+            const std::uint64_t name = t.name.empty() ? 0 : string_id(t.name);
+            close_batch();
+            append_varint(scratch_, t.id);
+            append_varint(scratch_, t.os_tid);
+            append_varint(scratch_, name);
+            emit(format::rec_thread);
+        }
+        return e;
+    }
+
+    void event(const record& r, format::event_tag tag) {
+        thread_entry& t = (r.thread->id == batch_thread_ && !renamed(*r.thread)) ? *batch_entry_ : thread(*r.thread);
+        const std::uint64_t site = site_id(r.where);
+        if (batch_thread_ != r.thread->id) {
+            close_batch();
+            batch_thread_ = r.thread->id;
+            batch_entry_ = &t;
+            append_varint(batch_, r.thread->id);
+        }
+        unsigned char buf[1 + 3 * format::max_varint_bytes + 8];
+        unsigned char* p = buf;
+        *p++ = tag;
+        p = format::put_varint(p, site);
+        p = format::put_varint(p, format::zigzag(static_cast<std::int64_t>(r.begin_ns - t.base_ns)));
+        if (tag == format::ev_zone) p = format::put_varint(p, r.end_ns - r.begin_ns);
+        if (tag == format::ev_counter) p = format::put_f64(p, r.value);
+        batch_.insert(batch_.end(), buf, p);
+        t.base_ns = r.begin_ns;
+        ++events_written_;
+        if (r.metric_count != 0) zone_metrics(r);
+        if (r.method && tag == format::ev_zone) return method_call_record(r);
+        if (batch_.size() >= max_batch_bytes) close_batch();
+    }
+
+    bool renamed(const thread_info& t) const noexcept { return batch_entry_->name_version != t.name_version; }
+
+    void dropped(const record& r) {
+        const std::uint64_t id = r.thread ? r.thread->id : 0;
+        if (r.thread) thread(*r.thread);
+        close_batch();
+        append_varint(scratch_, id);
+        append_varint(scratch_, r.count);
+        emit(format::rec_dropped);
+        events_dropped_ += r.count;
+    }
+
+    // Values are written inline, not interned: request ids are unbounded.
+    void context_change(const record& r) {
+        thread(*r.thread);
+        close_batch();
+        append_varint(scratch_, r.thread->id);
+        unsigned char fixed[8];
+        format::put_u64(fixed, r.begin_ns);
+        scratch_.insert(scratch_.end(), fixed, fixed + 8);
+        std::uint8_t truncated = 0;
+        for (unsigned f = 0; f < context_field_count; ++f) {
+            if (r.context->truncated(static_cast<context_field>(f))) truncated = static_cast<std::uint8_t>(truncated | (1u << f));
+        }
+        scratch_.push_back(truncated);
+        for (unsigned f = 0; f < context_field_count; ++f) {
+            const std::string_view v = r.context->get(static_cast<context_field>(f));
+            append_varint(scratch_, v.size());
+            scratch_.insert(scratch_.end(), v.begin(), v.end());
+        }
+        emit(format::rec_context);
+    }
+
+    // One IO record per operation: I/O is rare next to zones, and a record
+    // of its own keeps 1.1 readers able to skip it.
+    void io_operation_record(const record& r) {
+        thread(*r.thread);
+        close_batch();
+        const io_operation& op = *r.io;
+        append_varint(scratch_, r.thread->id);
+        scratch_.push_back(static_cast<unsigned char>(op.op));
+        append_varint(scratch_, format::zigzag(static_cast<std::int64_t>(r.begin_ns - start_ns_)));
+        append_varint(scratch_, r.end_ns - r.begin_ns);
+        append_varint(scratch_, op.resource_id);
+        append_varint(scratch_, format::zigzag(op.fd));
+        append_varint(scratch_, format::zigzag(op.result));
+        emit(format::rec_io);
+    }
+
+    // Each resource once per trace, however many threads announce it.
+    void io_resource_record(const record& r) {
+        const io_resource& res = *r.resource;
+        if (!resources_.insert(res.id).second) return;
+        close_batch();
+        append_varint(scratch_, res.id);
+        scratch_.push_back(static_cast<unsigned char>(res.kind));
+        scratch_.push_back(static_cast<unsigned char>((res.name_truncated ? 1 : 0) | (res.backfilled ? 2 : 0)));
+        unsigned char fixed[8];
+        format::put_u64(fixed, res.open_ns);
+        scratch_.insert(scratch_.end(), fixed, fixed + 8);
+        append_varint(scratch_, res.opener_os_tid);
+        append_varint(scratch_, res.name.size());
+        scratch_.insert(scratch_.end(), res.name.begin(), res.name.end());
+        emit(format::rec_io_resource);
+    }
+
+    void end(const record& r) {
+        close_batch();
+        append_varint(scratch_, events_written_);
+        append_varint(scratch_, events_dropped_);
+        unsigned char fixed[8];
+        format::put_u64(fixed, r.end_ns);
+        scratch_.insert(scratch_.end(), fixed, fixed + 8);
+        emit(format::rec_end);
+        ended_ = true;
+    }
+
+    std::vector<unsigned char> out_;
+    std::vector<unsigned char> batch_;    // payload of the open EVENTS record
+    std::vector<unsigned char> scratch_;  // payload of the record being built
+    std::uint64_t batch_thread_ = 0;      // 0: no EVENTS record open
+    thread_entry* batch_entry_ = nullptr;
+    std::unordered_map<std::string, std::uint64_t> strings_;
+    std::unordered_map<const site*, std::uint64_t> sites_;
+    std::unordered_map<std::uint64_t, thread_entry> threads_;
+    std::unordered_set<std::uint64_t> resources_;
+    std::unordered_map<std::uint32_t, std::pair<std::string, std::string>> specs_;  // index -> (text, name) written
+    const site* last_site_ = nullptr;
+    std::uint64_t last_site_id_ = 0;
+    std::uint64_t start_ns_ = 0;
+    std::uint64_t events_written_ = 0;
+    std::uint64_t events_dropped_ = 0;
+    bool begun_ = false;
+    bool ended_ = false;
+};
+
+}  // namespace loupe::detail

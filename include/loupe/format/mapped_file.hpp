@@ -1,0 +1,70 @@
+// A whole input file as bytes, mapped read-only where possible (no copy, no
+// zeroing of fresh memory: a 66 MB trace costs page-cache mappings, not a
+// 66 MB buffer), else read into memory (pipes, special files, non-POSIX).
+// Used by the CLI for conversions, which read a trace twice.
+//
+// The mapping assumes the file does not shrink while it is mapped (a .loupe
+// file is only ever appended to); bytes appended meanwhile are not seen.
+#pragma once
+
+#include "loupe/base/config.hpp"
+
+#if LOUPE_OS_POSIX
+#    include <fcntl.h>
+#    include <sys/mman.h>
+#    include <sys/stat.h>
+#    include <unistd.h>
+#endif
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "loupe/format/reader.hpp"
+
+namespace loupe::detail {
+
+class mapped_file {
+public:
+    /// Throws loupe::error naming `path` when it cannot be read.
+    explicit mapped_file(const std::string& path) {
+#if LOUPE_OS_POSIX
+        const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        struct stat st {};
+        if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+            int flags = MAP_PRIVATE;
+#    if defined(MAP_POPULATE)
+            flags |= MAP_POPULATE;  // both passes read it all: fault it in at once
+#    endif
+            void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, flags, fd, 0);
+            if (p != MAP_FAILED) {
+                map_ = p;
+                size_ = static_cast<std::size_t>(st.st_size);
+            }
+        }
+        if (fd >= 0) ::close(fd);
+        if (map_ != nullptr) return;
+#endif
+        copy_ = read_file_bytes(path);
+        size_ = copy_.size();
+    }
+    ~mapped_file() {
+#if LOUPE_OS_POSIX
+        if (map_ != nullptr) ::munmap(map_, size_);
+#endif
+    }
+    mapped_file(const mapped_file&) = delete;
+    mapped_file& operator=(const mapped_file&) = delete;
+
+    const unsigned char* data() const noexcept {
+        return map_ != nullptr ? static_cast<const unsigned char*>(map_) : copy_.data();
+    }
+    std::size_t size() const noexcept { return size_; }
+
+private:
+    void* map_ = nullptr;
+    std::size_t size_ = 0;
+    std::vector<unsigned char> copy_;
+};
+
+}  // namespace loupe::detail
