@@ -3,6 +3,13 @@
 // nothing records.
 #pragma once
 
+// Programs that only read traces (the CLI, reports, viewers) must not pull
+// in the recorder: a translation unit that defines LOUPE_READER_ONLY fails
+// here if any recorder header reaches it (tests/layout).
+#if defined(LOUPE_READER_ONLY)
+#    error "a reader-only translation unit included a recorder header (loupe/core/...)"
+#endif
+
 #include <atomic>
 #include <cstdint>
 
