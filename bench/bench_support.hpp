@@ -6,6 +6,7 @@
 #include <benchmark/benchmark.h>
 
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 
 #include <memory>
 #include <optional>

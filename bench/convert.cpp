@@ -17,6 +17,7 @@
 #include <benchmark/benchmark.h>
 
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 #include <loupe/format/reader.hpp>
 #include <loupe/viewer/chrome_json.hpp>
 #include <loupe/viewer/perfetto.hpp>

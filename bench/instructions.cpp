@@ -7,6 +7,8 @@
 
 #include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
+#include <loupe/params.hpp>
 #include <loupe/metrics/metric.hpp>
 
 #include <cstdio>

@@ -5,6 +5,7 @@
 // bytes per event. Checks the accounting identity produced = written + dropped
 // and exits 1 if it does not hold.
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 
 #include <sys/stat.h>
 

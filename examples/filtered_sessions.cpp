@@ -4,6 +4,7 @@
 // the filter `user == "alice"` records only alice's requests (the others run
 // at the idle cost); the program then prints that trace's zones per request.
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 #include <loupe/format/reader.hpp>
 #include <loupe/report/zone_stats.hpp>
 

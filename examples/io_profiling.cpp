@@ -11,6 +11,7 @@
 
 #include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 #include <loupe/format/reader.hpp>
 #include <loupe/report/io_stats.hpp>
 

@@ -13,6 +13,7 @@
 //        loupe report metrics.loupe --per-thread)
 #include <loupe/metrics/allocations.hpp>
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 #include <loupe/metrics/metric.hpp>
 #include <loupe/format/reader.hpp>
 #include <loupe/report/call_tree.hpp>

@@ -13,6 +13,7 @@
 //
 // usage: param_tracing [FILE]
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 #include <loupe/params.hpp>
 #include <loupe/format/reader.hpp>
 #include <loupe/report/param_stats.hpp>

@@ -6,6 +6,7 @@
 // statistics are printed per thread and per user (what `loupe stats
 // quickstart.loupe [--by user]` shows).
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 #include <loupe/format/reader.hpp>
 #include <loupe/report/zone_stats.hpp>
 

@@ -27,6 +27,7 @@
 //        (the Perfetto trace goes next to FILE, with .pftrace for .loupe)
 #include <loupe/metrics/allocations.hpp>
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 #include <loupe/format/reader.hpp>
 #include <loupe/report/call_tree.hpp>
 #include <loupe/report/flow_stats.hpp>

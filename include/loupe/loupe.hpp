@@ -1,8 +1,14 @@
 // loupe — instrumentation for application-server runtimes.
 //
+// The one include for code that instruments: zones, instants, counters,
+// context scopes, flows and thread names. It compiles none of the runtime:
+// the translation units that start sessions include <loupe/session.hpp>;
+// method sites need <loupe/params.hpp>, I/O wrappers <loupe/io.hpp>.
+//
 // Quick start:
 //
-//     #include <loupe/loupe.hpp>
+//     #include <loupe/loupe.hpp>       // in every file that instruments
+//     #include <loupe/session.hpp>     // where sessions start
 //
 //     void handle(Request& r) {
 //         LOUPE_ZONE("handle");            // recorded only while a session runs
@@ -23,21 +29,12 @@
 #pragma once
 
 #include "loupe/base/config.hpp"
-#include "loupe/core/context.hpp"
-#include "loupe/base/error.hpp"
-#include "loupe/core/filter.hpp"
-#include "loupe/flow/flow.hpp"
-#include "loupe/params.hpp"
-#include "loupe/core/session.hpp"
-#include "loupe/core/sink.hpp"
-#include "loupe/sinks/callback_sink.hpp"
-#include "loupe/sinks/file_sink.hpp"
-#include "loupe/sinks/memory_sink.hpp"
-#include "loupe/sinks/null_sink.hpp"
 #include "loupe/base/site.hpp"
-#include "loupe/core/thread.hpp"
 #include "loupe/base/version.hpp"
+#include "loupe/core/context.hpp"
+#include "loupe/core/thread.hpp"
 #include "loupe/core/zone.hpp"
+#include "loupe/flow/flow.hpp"
 
 #define LOUPE_DETAIL_SITE(var, name, kind) \
     static constexpr ::loupe::site var { name, __FILE__, LOUPE_DETAIL_FUNCTION, __LINE__, ::loupe::site_kind::kind }

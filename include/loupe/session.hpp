@@ -6,6 +6,7 @@
 // have their own headers (sinks/perfetto_sink.hpp, sinks/chrome_json_sink.hpp).
 #pragma once
 
+#include "loupe/base/error_handler.hpp"
 #include "loupe/core/filter.hpp"
 #include "loupe/core/session.hpp"
 #include "loupe/core/session_config.hpp"

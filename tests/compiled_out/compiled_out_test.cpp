@@ -12,6 +12,8 @@
 
 #include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
+#include <loupe/params.hpp>
 
 #if LOUPE_ENABLED
 #    error "this test must be compiled with LOUPE_ENABLED=0"

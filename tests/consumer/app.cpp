@@ -1,6 +1,7 @@
 // A consumer program: records one zone into a memory sink and exits 0 only if
 // it arrived. Shared by the find_package and add_subdirectory projects.
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 
 #include <cstdio>
 #include <memory>

@@ -2,6 +2,7 @@
 // sinks and .loupe files -> reader -> report.
 #include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 #include <loupe/format/reader.hpp>
 #include <loupe/report/io_stats.hpp>
 

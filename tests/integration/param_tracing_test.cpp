@@ -18,6 +18,7 @@
 #include <vector>
 
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 #include <loupe/metrics/metric.hpp>
 #include <loupe/params.hpp>
 

@@ -9,6 +9,7 @@
 #include <loupe/format/encoder.hpp>
 #include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 #include <loupe/metrics/metric.hpp>
 #include <loupe/format/reader.hpp>
 #include <loupe/sinks/chrome_json_sink.hpp>

@@ -3,6 +3,7 @@
 // capacity live in the overflow map and are attributed like any other.
 #include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,7 @@
 #include "plugin.hpp"
 
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 
 #include <memory>
 #include <string>

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 
 #include <algorithm>
 #include <memory>

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 #include <loupe/format/reader.hpp>
 
 #include <unistd.h>

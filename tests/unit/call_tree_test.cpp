@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 #include <loupe/metrics/metric.hpp>
 #include <loupe/report/call_tree.hpp>
 

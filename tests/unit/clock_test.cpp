@@ -5,6 +5,7 @@
 #include <thread>
 
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 
 TEST(Clock, TicksConvertToNanosecondsThatTrackSteadyClock) {
     const auto& clock = loupe::detail::process_clock();

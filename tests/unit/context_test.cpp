@@ -13,6 +13,7 @@
 
 #include <loupe/core/context.hpp>
 #include <loupe/loupe.hpp>
+#include <loupe/session.hpp>
 
 using loupe::context_field;
 

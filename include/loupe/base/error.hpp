@@ -1,18 +1,16 @@
-// loupe's one exception type and the handler that receives runtime faults.
+// loupe's one exception type and how runtime faults are reported.
 //
 // Configuration mistakes (an unwritable trace path, a bad session config) throw
 // loupe::error at the call that made them. Runtime faults that happen away from
 // the caller — a sink that fails on the collector thread, a ring that cannot be
 // allocated — are never thrown into a host thread: they are counted and
-// reported through the error handler, once per cause.
+// reported through the error handler (base/error_handler.hpp), once per cause.
 #pragma once
 
+#include <atomic>
 #include <cstdio>
-#include <functional>
-#include <mutex>
 #include <stdexcept>
 #include <string>
-#include <utility>
 
 #include "loupe/base/config.hpp"
 
@@ -25,45 +23,21 @@ public:
     using std::runtime_error::runtime_error;
 };
 
-/// Receives one line describing a runtime fault (no trailing newline).
-using error_handler = std::function<void(const std::string& message)>;
-
 namespace detail {
-struct error_handler_slot {
-    std::mutex mutex;
-    error_handler handler;
-};
-LOUPE_API inline error_handler_slot& error_handler_state() {
-    static error_handler_slot* slot = new error_handler_slot;  // never destroyed: usable at exit
-    return *slot;
-}
-}  // namespace detail
 
-/// Replaces the handler of runtime faults; an empty handler restores the
-/// default, which prints "loupe: <message>" to stderr.
-/// Thread-safety: any thread. The handler runs on the thread that met the
-/// fault (usually the collector) and must not throw; if it does, the
-/// exception is swallowed.
-inline void set_error_handler(error_handler handler) {
-    auto& s = detail::error_handler_state();
-    std::lock_guard<std::mutex> lock(s.mutex);
-    s.handler = std::move(handler);
-}
+/// Where fault reports go: stderr until set_error_handler installs the
+/// handler's reporter (kept behind a pointer so that code which only reports
+/// does not compile std::function).
+using error_reporter = void (*)(const std::string& message) noexcept;
 
-namespace detail {
-/// Delivers one fault report. Never throws.
+inline void print_error(const std::string& message) noexcept { std::fprintf(stderr, "loupe: %s\n", message.c_str()); }
+
+LOUPE_API inline std::atomic<error_reporter> g_error_reporter{&print_error};
+
+/// Delivers one fault report. Never throws. Any thread.
 inline void report_error(const std::string& message) noexcept {
-    try {
-        auto& s = error_handler_state();
-        std::lock_guard<std::mutex> lock(s.mutex);
-        if (s.handler) {
-            s.handler(message);
-        } else {
-            std::fprintf(stderr, "loupe: %s\n", message.c_str());
-        }
-    } catch (...) {
-    }
+    g_error_reporter.load(std::memory_order_acquire)(message);
 }
-}  // namespace detail
 
+}  // namespace detail
 }  // namespace loupe

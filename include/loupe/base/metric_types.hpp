@@ -12,6 +12,9 @@ namespace loupe {
 /// one returned by `loupe::metric(name)`.
 using metric_id = std::uint32_t;
 
+/// The id of wall time, the metric every zone has (its duration): `loupe::metrics::wall_time`.
+inline constexpr metric_id wall_time_metric_id = 0;
+
 /// How many metrics a process can have, built-in ones included.
 inline constexpr std::size_t max_metrics = 64;
 

@@ -11,9 +11,21 @@ namespace loupe {
 /// "armed" mask and a session's `kinds` use (see `event_kinds`).
 /// `flow` and `flow_end` are points of a flow (flow.hpp): the first starts or
 /// continues the flow its call gives, the second ends it.
-enum class site_kind : std::uint8_t { zone = 1, instant = 2, counter = 3, io = 4, method = 5, flow = 6, flow_end = 7 };
+/// `unit` is never a call site's kind: it marks the header record of a
+/// multi-record unit in a ring (core/unit_codec.hpp).
+enum class site_kind : std::uint8_t {
+    zone = 1,
+    instant = 2,
+    counter = 3,
+    io = 4,
+    method = 5,
+    flow = 6,
+    flow_end = 7,
+    unit = 8,
+};
 
-/// Number of site_kind values plus one (kinds index arrays by their value).
+/// Number of session-recordable site_kind values plus one (kinds index
+/// arrays by their value; `unit` is not one of them).
 inline constexpr unsigned site_kind_slots = 8;
 
 /// Bit masks of event kinds, for `session_config::kinds`.

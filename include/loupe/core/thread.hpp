@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string_view>
 
-#include "loupe/core/detail/runtime.hpp"
+#include "loupe/core/recorder.hpp"
 
 namespace loupe {
 

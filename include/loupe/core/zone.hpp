@@ -18,31 +18,11 @@
 #include <cstdint>
 #include <cstring>
 
-#include "loupe/core/detail/zone_metrics.hpp"
-#include "loupe/core/detail/runtime.hpp"
-#include "loupe/core/detail/thread_state.hpp"
 #include "loupe/base/site.hpp"
+#include "loupe/core/recorder.hpp"
 
 namespace loupe {
 
-namespace detail {
-LOUPE_ALWAYS_INLINE std::uint32_t armed() noexcept {
-    return g_hot.armed.load(std::memory_order_relaxed);
-}
-
-/// The exit of a recorded zone that began at `t0` (with `plan`'s metric
-/// entry values on the thread's stack when `plan` is set): reads the exit
-/// ticks and pushes one zone (after its metric deltas). Shared by
-/// zone_scope and the method calls that carry nothing but their timing.
-LOUPE_ALWAYS_INLINE void end_zone(const site* where, std::uint64_t t0, std::uint64_t sessions,
-                                  const metric_plan* plan) noexcept {
-    if (LOUPE_UNLIKELY(plan != nullptr)) {
-        push_zone_with_metrics(where, t0, sessions, *plan);
-        return;
-    }
-    push(where, t0, read_ticks(), sessions);
-}
-}  // namespace detail
 
 /// RAII zone: records [construction, destruction) on the calling thread for
 /// every session that records zones from it when the zone begins. A zone that

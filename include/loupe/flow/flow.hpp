@@ -29,8 +29,7 @@
 #include <cstdint>
 
 #include "loupe/base/config.hpp"
-#include "loupe/core/detail/runtime.hpp"
-#include "loupe/core/detail/thread_state.hpp"
+#include "loupe/core/recorder.hpp"
 #include "loupe/base/flow_id_text.hpp"
 #include "loupe/base/site.hpp"
 

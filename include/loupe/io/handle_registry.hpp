@@ -32,7 +32,7 @@
 #endif
 
 #include "loupe/base/config.hpp"
-#include "loupe/core/detail/thread_state.hpp"
+#include "loupe/core/recorder.hpp"
 #include "loupe/base/io_types.hpp"
 
 namespace loupe::io {

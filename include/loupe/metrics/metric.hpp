@@ -24,14 +24,14 @@
 #include <string_view>
 #include <vector>
 
-#include "loupe/metrics/detail/metric_registry.hpp"
+#include "loupe/metrics/registry.hpp"
 
 namespace loupe {
 
 /// Ids of the built-in metrics (names in quotes, as `session_config::metrics`
 /// takes them).
 namespace metrics {
-inline constexpr metric_id wall_time = 0;     ///< "wall_time", ns: the zone's duration (always recorded)
+inline constexpr metric_id wall_time = wall_time_metric_id;  ///< "wall_time", ns: the zone's duration (always recorded)
 inline constexpr metric_id cpu_time = 1;      ///< "cpu_time", ns of this thread's CPU time (user + system)
 inline constexpr metric_id task_clock = 2;    ///< "task_clock", ns: perf's task clock for this thread
 inline constexpr metric_id cycles = 3;        ///< "cycles": user-space CPU cycles (perf hardware counter)

@@ -40,11 +40,9 @@
 
 #include "loupe/params/detail/method_binding.hpp"
 #include "loupe/params/detail/method_wire.hpp"
-#include "loupe/core/detail/zone_metrics.hpp"
-#include "loupe/metrics/detail/pull_sources.hpp"
-#include "loupe/core/detail/runtime.hpp"
+#include "loupe/core/recorder.hpp"
+#include "loupe/core/zone_metrics.hpp"
 #include "loupe/params/detail/short_move.hpp"
-#include "loupe/core/detail/thread_state.hpp"
 #include "loupe/params/detail/uncaught_exceptions.hpp"
 #include "loupe/params/chain.hpp"
 #include "loupe/params/value.hpp"
@@ -482,9 +480,9 @@ struct method_exit {
 
 // Writes the unit of `x` (its metric deltas, the header record, the payload)
 // at `out`, which has room for x.records().
-LOUPE_ALWAYS_INLINE void pack_method_unit(const method_exit& x, thread_state& ts, raw_record* out) noexcept {
+LOUPE_ALWAYS_INLINE void pack_method_unit(const method_exit& x, raw_record* out) noexcept {
     if (x.plan != nullptr) {
-        const thread_metrics& b = *ts.metrics;
+        const thread_metrics& b = *t_metric_thread.block;
         pack_metric_deltas(x.sessions, *x.plan, b.entry_values + b.entry_top - x.plan->count, x.metric_end, out);
     }
     out[x.delta_records] = raw_record{&method_call_marker, x.t0, x.t1, x.sessions};
@@ -508,11 +506,9 @@ LOUPE_NOINLINE void push_method_unit_slow(const method_exit x, thread_state& ts)
     constexpr std::size_t max_records =
         max_zone_metrics_records + 1 + (max_method_payload + sizeof(raw_record) - 1) / sizeof(raw_record);
     raw_record unit[max_records];
-    pack_method_unit(x, ts, unit);
+    pack_method_unit(x, unit);
     const std::size_t n = x.records();
-    const push_outcome outcome =
-        push_waiting(ts, x.sessions, [&](ring& r) { return r.capacity() >= n && r.try_push_n(unit, n); });
-    count_lost(ts, outcome, x.sessions);
+    push_or_count(ts, x.sessions, unit, n);
 }
 
 // Exit of a recorded call: reads the metrics, the exit ticks and the CPU
@@ -561,7 +557,7 @@ LOUPE_NOINLINE void push_method_unit(const method_site* where, std::uint64_t t0,
                                      const metric_plan* plan, std::uint32_t frame, std::uint8_t flags) noexcept {
     thread_state& ts = t_state;
     std::int64_t metric_end[max_zone_metrics];
-    if (plan != nullptr) read_plan(*plan, *ts.metrics, metric_end);
+    if (plan != nullptr) read_plan(*plan, *t_metric_thread.block, metric_end);
     method_exit x;
     x.t1 = read_ticks();
     x.cpu_end = (flags & method_has_cpu) ? static_cast<std::uint64_t>(read_cpu_clock(CLOCK_THREAD_CPUTIME_ID)) : 0;
@@ -585,14 +581,14 @@ LOUPE_NOINLINE void push_method_unit(const method_site* where, std::uint64_t t0,
     ring* const rg = ts.owned_ring;
     raw_record* slots = LOUPE_LIKELY(rg != nullptr) ? rg->try_reserve(n) : nullptr;
     if (LOUPE_LIKELY(slots != nullptr)) {  // in place: no copy
-        pack_method_unit(x, ts, slots);
+        pack_method_unit(x, slots);
         rg->commit(n);
     } else if (rg != nullptr && !rg->would_wrap(n) && !(sessions & g_hot.block_slots.load(std::memory_order_relaxed))) {
         rg->count_dropped(sessions);  // full, and no session waits for room: lost without packing it
     } else {
         push_method_unit_slow(x, ts);
     }
-    if (plan != nullptr) ts.metrics->entry_top -= plan->count;
+    if (plan != nullptr) t_metric_thread.block->entry_top -= plan->count;
     if (frame != no_frame) stack->top = frame;
 }
 

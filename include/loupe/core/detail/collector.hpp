@@ -15,7 +15,6 @@
 #include <utility>
 #include <vector>
 
-#include "loupe/io/detail/io_wire.hpp"
 #include "loupe/core/detail/runtime.hpp"
 
 namespace loupe::detail {
@@ -65,6 +64,7 @@ inline std::size_t select_metrics(const metric_plan& plan, const std::int64_t* d
 inline void runtime::collector_main() noexcept {
     using namespace std::chrono;
     t_state.status = thread_collector;
+    ++t_metric_thread.quiet;  // the collector's allocations are loupe's own
 #if LOUPE_OS_LINUX
     pthread_setname_np(pthread_self(), "loupe-collector");
 #endif
@@ -186,22 +186,19 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
     result.consumed = r.drain([&](const raw_record& raw) {
         ring::pending_payload& pending = r.collector_payload;
         if (pending.received < pending.bytes) {  // payload of a multi-record unit: raw bytes
-            if (pending.marker == &method_call_marker && pending.received == 0) {
-                method_payload_header h;
-                std::memcpy(&h, &raw, sizeof h);
-                pending.bytes = method_payload_size(h);
+            if (!pending.sized) {  // the unit's first record says its real size
+                pending.bytes = std::min(pending.codec->bytes_from_first(raw), sizeof pending.data);
+                pending.sized = true;
             }
             const std::size_t n = std::min(sizeof raw, pending.bytes - pending.received);
             std::memcpy(pending.data + pending.received, &raw, n);
             pending.received += n;
             if (pending.received == pending.bytes) {
-                if (pending.marker == &zone_metrics_marker) {  // held for the zone record that follows
+                if (pending.codec == nullptr) {  // zone metric deltas: held for the zone record that follows
                     std::memcpy(r.collector_zone_metrics.delta + 1, pending.data, pending.bytes);
                     pending.bytes = pending.received = 0;
-                } else if (pending.marker == &method_call_marker) {
-                    deliver_method_call(r, live, live_mask, rec);
                 } else {
-                    deliver_payload(pending, live, live_mask, thread);
+                    deliver_unit(r, live, live_mask, rec);
                 }
             }
             return true;
@@ -214,26 +211,17 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             result.complete = false;
             return false;
         }
-        if (raw.where == &io_op_marker || raw.where == &io_resource_marker || raw.where == &context_marker ||
-            raw.where == &method_call_marker || raw.where == &skipped_unit_marker) {
-            // A header: its payload follows in the next records.
+        if (raw.where->kind == site_kind::unit) {  // a unit's header: its payload follows
+            const unit_codec& codec = *static_cast<const unit_marker*>(raw.where)->codec;
             pending.marker = raw.where;
+            pending.codec = &codec;
             pending.sessions = raw.sessions;
             pending.ticks = raw.t0;
+            pending.end_ticks = raw.t1;
             pending.received = 0;
-            if (raw.where == &io_op_marker) {
-                pending.end_ticks = raw.t1;
-                pending.bytes = sizeof(io_op_payload);
-            } else if (raw.where == &method_call_marker) {
-                pending.end_ticks = raw.t1;
-                pending.bytes = sizeof(method_payload_header);  // the real size comes with the first payload record
-            } else {
-                const std::size_t limit = raw.where == &context_marker       ? max_context_payload
-                                          : raw.where == &skipped_unit_marker ? sizeof pending.data
-                                                                              : max_io_resource_payload;
-                pending.bytes = static_cast<std::size_t>(std::min<std::uint64_t>(raw.t1, limit));
-            }
-            if (pending.bytes == 0) deliver_payload(pending, live, live_mask, thread);
+            pending.bytes = std::min(codec.announced_bytes(raw), sizeof pending.data);
+            pending.sized = codec.bytes_from_first == nullptr;
+            if (pending.bytes == 0) deliver_unit(r, live, live_mask, rec);
             return true;
         }
         if (raw.where == &zone_metrics_marker) {  // deltas, then the zone they belong to
@@ -241,6 +229,8 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             r.collector_zone_metrics.plan = plan;
             r.collector_zone_metrics.delta[0] = static_cast<std::int64_t>(raw.t1);
             pending.marker = raw.where;
+            pending.codec = nullptr;
+            pending.sized = true;
             pending.received = 0;
             pending.bytes = (plan->count - 1) * sizeof(std::int64_t);  // the other deltas
             return true;
@@ -274,8 +264,9 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                 rec.begin_ns = rec.end_ns = clock_.to_ns(raw.t0);
                 rec.flow_id = raw.t1;
                 break;
-            case site_kind::io:  // not a call-site kind (I/O comes as marker + payload): ignored
-            case site_kind::method:  // likewise (method calls come as marker + payload)
+            case site_kind::io:      // not a call-site kind (I/O comes as a unit): ignored
+            case site_kind::method:  // likewise (method calls come as units)
+            case site_kind::unit:    // handled above
                 return true;
         }
         for (; targets != 0; targets &= targets - 1) {
@@ -296,129 +287,71 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
     return result;
 }
 
-inline void runtime::deliver_payload(ring::pending_payload& unit, const std::shared_ptr<session_state>* live,
-                                     std::uint64_t live_mask, const thread_info& thread) noexcept {
-    if (unit.marker == &skipped_unit_marker) {  // slots a method call left behind (ring::open_frame): nothing
-        unit.bytes = unit.received = 0;
-        return;
+// The collector's side of unit_delivery: routes a codec's record to the
+// unit's live sessions.
+class runtime::unit_router final : public unit_delivery, private unit_session {
+public:
+    unit_router(runtime& rt, ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
+                record& drain_record)
+        : rt_(rt), live_(live), live_mask_(live_mask) {
+        const ring::pending_payload& unit = r.collector_payload;
+        data = unit.data;
+        bytes = unit.bytes;
+        ticks = unit.ticks;
+        end_ticks = unit.end_ticks;
+        sessions_ = unit.sessions;
+        rec = &drain_record;
+        plan_ = std::exchange(r.collector_zone_metrics.plan, nullptr);  // deltas held for this unit (a method call's)
+        deltas_ = r.collector_zone_metrics.delta;
     }
-    // Decoded views live on this frame while the sinks are called.
-    context values;
-    io_operation operation;
-    io_resource resource;
-    record rec;
-    rec.thread = &thread;
-    rec.begin_ns = rec.end_ns = clock_.to_ns(unit.ticks);
-    bool is_event = false;
-    if (unit.marker == &io_op_marker) {
-        io_op_payload p;
-        std::memcpy(&p, unit.data, sizeof p);
-        operation.op = static_cast<io::op>(p.op < io::op_count ? p.op : 0);
-        operation.fd = p.fd;
-        operation.result = p.result;
-        operation.resource_id = p.resource_id;
-        rec.kind = record_kind::io;
-        rec.end_ns = clock_.to_ns(unit.end_ticks);
-        rec.io = &operation;
-        is_event = true;
-    } else if (unit.marker == &io_resource_marker) {
-        resource = decode_io_resource(unit.data, unit.bytes, clock_);
-        rec.kind = record_kind::io_resource;
-        rec.resource = &resource;
-    } else {
-        values = decode_context(unit.data, unit.bytes);
-        rec.kind = record_kind::context;
-        rec.context = &values;
-    }
-    for (std::uint64_t targets = unit.sessions & live_mask; targets != 0; targets &= targets - 1) {
-        session_state& s = *live[__builtin_ctzll(targets)];
-        if (static_cast<std::int64_t>(unit.ticks - s.start_ticks) < 0) continue;  // for the slot's previous session
-        rec.session = &s.info;
-        if (is_event) collector_detail::bump(s.delivered, 1);
-        s.send(rec);
-    }
-    unit.bytes = unit.received = 0;
-}
+    std::uint64_t to_ns(std::uint64_t t) const noexcept override { return rt_.clock_.to_ns(t); }
 
-// A method-call unit (method_wire.hpp) is complete in `r.collector_payload`:
-// one zone record per session, carrying that session's values. `rec` is the
-// drain's record (its thread set): reused rather than a new one zeroed for
-// every call.
-inline void runtime::deliver_method_call(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
-                                         record& rec) noexcept {
+private:
+    int slot() const noexcept override { return current_->slot; }
+    void send_param_specs(std::uint32_t count) noexcept override {
+        if (count > current_->param_specs_sent) rt_.send_param_news(*current_);
+    }
+    void send_each(bool event, void (*each)(void*, unit_session&) noexcept, void* context) noexcept override {
+        for (std::uint64_t targets = sessions_ & live_mask_; targets != 0; targets &= targets - 1) {
+            session_state& s = *live_[__builtin_ctzll(targets)];
+            if (static_cast<std::int64_t>(ticks - s.start_ticks) < 0) continue;  // for the slot's previous session
+            current_ = &s;
+            if (each != nullptr) each(context, *this);
+            rec->metric_count = plan_ ? collector_detail::select_metrics(*plan_, deltas_, s.metrics.zone_mask(),
+                                                                         rt_.selected_metrics_)
+                                      : 0;
+            rec->metrics = rt_.selected_metrics_;
+            rec->session = &s.info;
+            if (event) collector_detail::bump(s.delivered, 1);
+            s.send(*rec);
+        }
+    }
+
+    runtime& rt_;
+    const std::shared_ptr<session_state>* live_;
+    std::uint64_t live_mask_;
+    std::uint64_t sessions_ = 0;
+    const metric_plan* plan_ = nullptr;
+    const std::int64_t* deltas_ = nullptr;
+    session_state* current_ = nullptr;
+};
+
+// The unit in `r.collector_payload` is complete: its codec decodes and sends
+// it. `rec` is the drain's record (its thread set), reused rather than a new
+// one zeroed for every unit: the views a codec may point it at are reset
+// afterwards (the drain sets the other fields for every record).
+inline void runtime::deliver_unit(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
+                                  record& rec) noexcept {
     ring::pending_payload& unit = r.collector_payload;
-    const metric_plan* plan = std::exchange(r.collector_zone_metrics.plan, nullptr);  // deltas held for this call
-    method_payload_header h;
-    if (unit.bytes < sizeof h) {  // cannot happen with loupe's own producer; never read past the payload
-        unit.bytes = unit.received = 0;
-        return;
-    }
-    std::memcpy(&h, unit.data, sizeof h);
-    method_cpu_times cpu{0, 0};
-    std::size_t values_at = sizeof h;
-    if ((h.flags & method_has_cpu) && unit.bytes >= sizeof h + sizeof cpu) {
-        std::memcpy(&cpu, unit.data + sizeof h, sizeof cpu);
-        values_at += sizeof cpu;
-    }
-    constexpr std::size_t max_values = max_method_payload / sizeof(encoded_value_header);
-    // Scratch of the collector, made once (no per-call construction), on the
-    // heap: in static storage it would share cache lines with data the hosts
-    // read on every call.
-    if (!method_scratch_) {
-        try {
-            method_scratch_.reset(new param_value[2 * max_values]);
-        } catch (...) {  // out of memory: the call is not delivered
-            unit.bytes = unit.received = 0;
-            return;
-        }
-    }
-    param_value* const values = method_scratch_.get();
-    param_value* const mine = values + max_values;
-    std::uint8_t value_slot[max_values];
-    std::size_t count = 0;
-    std::uint32_t max_spec = 0;
-    const unsigned char* at = unit.data + values_at;
-    std::size_t left = std::min<std::size_t>(h.values_bytes, unit.bytes - values_at);
-    while (count < h.value_count && count < max_values) {
-        const std::size_t used = decode_value(at, left, values[count], value_slot[count]);
-        if (used == 0) break;
-        max_spec = std::max(max_spec, values[count].spec + 1);
-        at += used;
-        left -= used;
-        ++count;
-    }
-    method_call call;
-    call.exceptional = (h.flags & method_exceptional) != 0;
-    call.values_lost = (h.flags & method_values_lost) != 0;
-    call.has_cpu = (h.flags & method_has_cpu) != 0;
-    call.cpu_begin_ns = cpu.begin_ns;
-    call.cpu_end_ns = cpu.end_ns;
-    rec.kind = record_kind::zone;
-    rec.where = &h.site->zone;
-    rec.value = 0.0;
-    rec.flow_id = 0;
-    rec.begin_ns = clock_.to_ns(unit.ticks);
-    rec.end_ns = clock_.to_ns(unit.end_ticks);
-    rec.method = &call;
-    for (std::uint64_t targets = unit.sessions & live_mask; targets != 0; targets &= targets - 1) {
-        session_state& s = *live[__builtin_ctzll(targets)];
-        if (static_cast<std::int64_t>(unit.ticks - s.start_ticks) < 0) continue;  // for the slot's previous session
-        if (max_spec > s.param_specs_sent) send_param_news(s);  // definitions before their first value
-        std::size_t n = 0;
-        for (std::size_t i = 0; i < count; ++i) {
-            if (value_slot[i] == s.slot) mine[n++] = values[i];
-        }
-        call.values = mine;
-        call.value_count = n;
-        rec.metric_count = plan ? collector_detail::select_metrics(*plan, r.collector_zone_metrics.delta,
-                                                                   s.metrics.zone_mask(), selected_metrics_)
-                                : 0;
-        rec.metrics = selected_metrics_;
-        rec.session = &s.info;
-        collector_detail::bump(s.delivered, 1);
-        s.send(rec);
-    }
+    unit_router router(*this, r, live, live_mask, rec);
+    unit.codec->deliver(router);
+    rec.context = nullptr;
+    rec.io = nullptr;
+    rec.resource = nullptr;
     rec.method = nullptr;
+    rec.spec = nullptr;
+    rec.apply_error = nullptr;
+    rec.count = rec.dropped_total = 0;
     unit.bytes = unit.received = 0;
 }
 
@@ -446,7 +379,7 @@ inline void runtime::send_param_news(session_state& s) noexcept {
         info.spec = e.spec;
         info.reason = e.reason;
         rec.kind = record_kind::param_apply_error;
-        rec.where = &e.site->zone;
+        rec.where = e.method;
         rec.apply_error = &info;
         s.send(rec);
     }

@@ -9,32 +9,15 @@
 #include <cstdint>
 #include <cstring>
 
-#include "loupe/core/context.hpp"
+#include "loupe/base/context.hpp"
+#include "loupe/core/detail/context_state.hpp"
 #include "loupe/core/detail/ring.hpp"
 
 namespace loupe::detail {
 
-/// Identity of a context header record; never recorded as a site.
-LOUPE_API inline constexpr site context_marker{"<context>", "", "", 0, site_kind::zone};
-
 inline constexpr std::size_t max_context_payload = context_fields * (1 + max_context_value);
 inline constexpr std::size_t max_context_records = 1 + (max_context_payload + sizeof(raw_record) - 1) / sizeof(raw_record);
 static_assert(max_context_payload <= sizeof(ring::pending_payload::data), "collector buffer holds a payload");
-
-/// Writes the records for the calling thread's context into `out` (room for
-/// max_context_records); returns how many.
-inline std::size_t encode_context(const context_state& c, std::uint64_t ticks, std::uint64_t sessions,
-                                  raw_record* out) noexcept {
-    unsigned char payload[max_context_payload + sizeof(raw_record)];
-    std::size_t n = 0;
-    for (std::size_t f = 0; f < context_fields; ++f) {
-        const std::string_view v = c.value(f);
-        payload[n++] = c.length[f];
-        std::memcpy(payload + n, v.data(), v.size());
-        n += v.size();
-    }
-    return pack_unit(&context_marker, ticks, sessions, payload, n, out);
-}
 
 /// Reads a payload written by encode_context.
 inline context decode_context(const unsigned char* payload, std::size_t n) noexcept {
@@ -49,6 +32,40 @@ inline context decode_context(const unsigned char* payload, std::size_t n) noexc
         at += size;
     }
     return out;
+}
+
+namespace context_record_detail {
+inline std::size_t announced_bytes(const raw_record& header) noexcept {
+    return static_cast<std::size_t>(header.t1 < max_context_payload ? header.t1 : max_context_payload);
+}
+inline void deliver(unit_delivery& unit) noexcept {
+    const context values = decode_context(unit.data, unit.bytes);
+    record& rec = *unit.rec;
+    rec.kind = record_kind::context;
+    rec.begin_ns = rec.end_ns = unit.to_ns(unit.ticks);
+    rec.context = &values;
+    unit.send(false);
+    rec.context = nullptr;
+}
+inline constexpr unit_codec codec{&announced_bytes, nullptr, &deliver};
+}  // namespace context_record_detail
+
+/// Identity of a context header record; never recorded as a site.
+LOUPE_API inline constexpr unit_marker context_marker = make_unit_marker("<context>", context_record_detail::codec);
+
+/// Writes the records for the calling thread's context into `out` (room for
+/// max_context_records); returns how many.
+inline std::size_t encode_context(const context_state& c, std::uint64_t ticks, std::uint64_t sessions,
+                                  raw_record* out) noexcept {
+    unsigned char payload[max_context_payload + sizeof(raw_record)];
+    std::size_t n = 0;
+    for (std::size_t f = 0; f < context_fields; ++f) {
+        const std::string_view v = c.value(f);
+        payload[n++] = c.length[f];
+        std::memcpy(payload + n, v.data(), v.size());
+        n += v.size();
+    }
+    return pack_unit(&context_marker, ticks, sessions, payload, n, out);
 }
 
 }  // namespace loupe::detail

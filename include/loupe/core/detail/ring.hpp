@@ -15,6 +15,7 @@
 #include "loupe/core/detail/hot_state.hpp"
 #include "loupe/base/metric_types.hpp"
 #include "loupe/base/site.hpp"
+#include "loupe/core/unit_codec.hpp"
 
 namespace loupe::detail {
 
@@ -27,10 +28,16 @@ struct raw_record {
 };
 static_assert(sizeof(raw_record) == 32, "a ring record is 32 bytes");
 
+namespace ring_detail {
+inline std::size_t header_t1_bytes(const raw_record& header) noexcept { return static_cast<std::size_t>(header.t1); }
+inline void skip_unit(unit_delivery&) noexcept {}
+inline constexpr unit_codec skipped_unit_codec{&header_t1_bytes, nullptr, &skip_unit};
+}  // namespace ring_detail
+
 /// Header marker of a unit the collector skips: the slots a method call had
 /// opened in place (ring::open_frame) when its chains recorded events of
 /// their own; `t1` is the payload size.
-LOUPE_API inline constexpr site skipped_unit_marker{"loupe.skipped", "", "", 0, site_kind::zone};
+LOUPE_API inline constexpr unit_marker skipped_unit_marker = make_unit_marker("loupe.skipped", ring_detail::skipped_unit_codec);
 
 /// Writes a multi-record unit into `out`: a header record (`marker`,
 /// `ticks`, the payload size, `sessions`) followed by the `n` bytes at
@@ -247,16 +254,18 @@ public:
     std::uint64_t seen_dropped[max_sessions] = {};  ///< drops already reported, per slot
     std::string collector_name;                    ///< the collector's copy of the name
     std::uint32_t collector_name_version = ~0u;
-    /// A multi-record unit (a context, an I/O operation or resource) being
-    /// reassembled from its payload records.
+    /// A multi-record unit (core/unit_codec.hpp) being reassembled from its
+    /// payload records, or a zone's metric deltas (zone_metrics_marker).
     struct pending_payload {
         const site* marker = nullptr;  ///< the header's marker: what the payload is
+        const unit_codec* codec = nullptr;  ///< the marker's codec (null: zone metric deltas)
+        bool sized = true;  ///< false until the payload's first record gave its real size
         std::uint64_t sessions = 0;
         std::uint64_t ticks = 0;
-        std::uint64_t end_ticks = 0;   ///< I/O operations: end time
+        std::uint64_t end_ticks = 0;   ///< the header record's t1
         std::size_t bytes = 0;       ///< payload size
         std::size_t received = 0;    ///< payload bytes copied so far
-        unsigned char data[4096] = {};  ///< the largest unit: a method call (method_wire.hpp)
+        unsigned char data[max_unit_payload] = {};  ///< the largest unit: a method call (params/detail/method_wire.hpp)
     } collector_payload;
     /// The deltas of the zone record that follows (from a zone-with-metrics unit).
     struct held_zone_metrics {

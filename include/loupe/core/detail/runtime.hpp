@@ -41,42 +41,24 @@
 #endif
 
 #include "loupe/base/clock.hpp"
+#include "loupe/base/error.hpp"
+#include "loupe/base/error_handler.hpp"
 #include "loupe/core/detail/context_record.hpp"
 #include "loupe/core/detail/hot_state.hpp"
-#include "loupe/core/detail/zone_metrics.hpp"
-#include "loupe/params/detail/method_wire.hpp"
-#include "loupe/params/detail/param_log.hpp"
-#include "loupe/metrics/detail/metric_registry.hpp"
 #include "loupe/core/detail/ring.hpp"
 #include "loupe/core/detail/session_metrics.hpp"
 #include "loupe/core/detail/session_state.hpp"
 #include "loupe/core/detail/thread_state.hpp"
-#include "loupe/base/error.hpp"
 #include "loupe/core/filter.hpp"
+#include "loupe/core/os_thread_id.hpp"
+#include "loupe/core/params_backend.hpp"
+#include "loupe/core/recorder.hpp"
 #include "loupe/core/session_config.hpp"
+#include "loupe/core/zone_metrics.hpp"
+#include "loupe/metrics/registry.hpp"
 
 namespace loupe::detail {
 
-inline std::uint64_t current_os_tid() noexcept {
-#if LOUPE_OS_LINUX
-    return static_cast<std::uint64_t>(::syscall(SYS_gettid));
-#else
-    return reinterpret_cast<std::uint64_t>(pthread_self());
-#endif
-}
-
-/// The process's tick clock, calibrated once and kept across fork (the child
-/// runs on the same TSC).
-LOUPE_API inline const tick_clock& process_clock() {
-    static const tick_clock* clock = [] {
-        const tick_clock* c = new tick_clock;
-        // From here on read_ticks() (hot paths, the io registry) uses the
-        // same ticks that this clock converts.
-        g_hot.use_tsc.store(c->uses_tsc(), std::memory_order_relaxed);
-        return c;
-    }();
-    return *clock;
-}
 
 /// Internal counters, for tests and diagnostics.
 struct runtime_counters {
@@ -265,10 +247,12 @@ public:
                 r = new ring(want);
                 ++counters_.rings_created;
             }
-            r->thread_id = ts.metrics && ts.metrics->thread_id.load(std::memory_order_relaxed) != 0
-                               ? ts.metrics->thread_id.load(std::memory_order_relaxed)
+            thread_metrics* const block = t_metric_thread.block;
+            r->thread_id = block && block->thread_id.load(std::memory_order_relaxed) != 0
+                               ? block->thread_id.load(std::memory_order_relaxed)
                                : ++next_thread_id_;
-            if (ts.metrics) ts.metrics->thread_id.store(r->thread_id, std::memory_order_relaxed);
+            if (block) block->thread_id.store(r->thread_id, std::memory_order_relaxed);
+            t_metric_thread.thread_id = r->thread_id;
             r->os_tid = current_os_tid();
             r->set_name(ts.pending_name[0] ? ts.pending_name : os_thread_name().c_str());
             live_rings_.push_back(r);
@@ -505,10 +489,9 @@ private:
         bool complete = true;  ///< false: stopped at a record of a session newer than the snapshot
     };
     drain_result drain_ring(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask) noexcept;
-    void deliver_payload(ring::pending_payload& unit, const std::shared_ptr<session_state>* live,
-                         std::uint64_t live_mask, const thread_info& thread) noexcept;
-    void deliver_method_call(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
-                             record& rec) noexcept;
+    class unit_router;
+    void deliver_unit(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
+                      record& rec) noexcept;
     void send_param_news(session_state& s) noexcept;
     void report_drops(ring* r, session_state& s) noexcept;
     void report_ringless_drops(session_state& s) noexcept;
@@ -545,7 +528,6 @@ private:
     std::atomic<std::uint64_t> occupied_slots_{0};
     std::atomic<std::uint64_t> ringless_dropped_[max_sessions] = {};
     std::uint64_t ringless_seen_[max_sessions] = {};  // collector only
-    std::unique_ptr<param_value[]> method_scratch_;  // collector only: decoded values of a method call
     // Collector only: the deltas a record carries to one session. A member,
     // not a local: a local array is zeroed for every record and session.
     alignas(64) metric_value selected_metrics_[max_zone_metrics];
@@ -564,6 +546,7 @@ LOUPE_API inline std::mutex& runtime_init_mutex() {
 }
 
 void install_process_hooks();
+inline void install_recorder_hooks() noexcept;
 
 /// The runtime of this process, created on first use. Thread-safe.
 inline runtime& rt() {
@@ -573,6 +556,7 @@ inline runtime& rt() {
     r = runtime_pointer().load(std::memory_order_relaxed);
     if (!r) {
         r = new runtime;
+        install_recorder_hooks();
         runtime_pointer().store(r, std::memory_order_release);
         install_process_hooks();
     }
@@ -612,6 +596,7 @@ inline void fork_child() noexcept {
     // finds them (params/method.hpp).
     if (ts.owned_ring != nullptr) ts.owned_ring->set_aside_waiting_frame();
     ts.owned_ring = nullptr;
+    t_metric_thread.thread_id = 0;
     ts.os_tid = 0;  // the child's thread has its own id
     if (ts.status == thread_has_ring) ts.status = thread_fresh;
     runtime_init_mutex().unlock();
@@ -641,6 +626,8 @@ inline void runtime::on_thread_exit(void* p) noexcept {
     thread_state& ts = t_state;
     ts.owned_ring = nullptr;
     ts.status = thread_exiting;
+    t_metric_thread.exiting = true;
+    t_metric_thread.thread_id = 0;
     if (ts.values != nullptr) {  // no call of this thread is open any more
         internal_allocation_scope internal;
         delete ts.values;
@@ -649,8 +636,6 @@ inline void runtime::on_thread_exit(void* p) noexcept {
     r->retired.store(true, std::memory_order_release);
     if (runtime* rtp = runtime_pointer().load(std::memory_order_acquire)) rtp->wake_collector();
 }
-
-enum class push_outcome { pushed, no_ring, full };
 
 // Gets the calling thread a ring if it has none and calls `try_push(ring&)`;
 // when the ring is full and one of `sessions` has the block policy, waits for
@@ -681,12 +666,18 @@ push_outcome push_waiting(thread_state& ts, std::uint64_t sessions, TryPush&& tr
 }
 
 // Counts one event of `sessions` that could not be pushed.
-inline void count_lost(thread_state& ts, push_outcome outcome, std::uint64_t sessions) noexcept {
+inline void runtime_count_lost(thread_state& ts, push_outcome outcome, std::uint64_t sessions) noexcept {
     if (outcome == push_outcome::no_ring) {
         rt().count_ringless(sessions);
     } else if (outcome == push_outcome::full) {
         ts.owned_ring->count_dropped(sessions);
     }
+}
+
+// recorder_hooks::push_records: a unit of `n` records, whole or not at all.
+inline push_outcome runtime_push_records(thread_state& ts, std::uint64_t sessions, const raw_record* unit,
+                                         std::size_t n) noexcept {
+    return push_waiting(ts, sessions, [&](ring& r) { return r.capacity() >= n && r.try_push_n(unit, n); });
 }
 
 // The calling thread's context as filters see it.
@@ -712,8 +703,7 @@ inline filter_subject current_subject(const thread_state& ts, std::string_view p
 // context to them first, so every event they receive follows the context it
 // belongs to. If that context cannot be written (ring full), the event at
 // hand is counted as lost and the next event tries again.
-template <int>
-LOUPE_NOINLINE std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) noexcept {
+inline std::uint64_t runtime_refresh_sessions(thread_state& ts, site_kind kind) noexcept {
     std::uint64_t epoch = g_hot.epoch.load(std::memory_order_acquire);
     std::uint64_t by_kind[site_kind_slots] = {};
     std::uint64_t active = g_hot.active_slots.load(std::memory_order_relaxed);
@@ -752,17 +742,16 @@ LOUPE_NOINLINE std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) 
         return wanted;
     }
     ts.epoch = 0;  // try again at the next event
-    if (wanted != 0) count_lost(ts, outcome, wanted);
+    if (wanted != 0) runtime_count_lost(ts, outcome, wanted);
     return 0;
 }
 
 // Zone exit for a zone that entered with enter_zone_metrics: pops its entry
 // values, reads the metrics again and pushes the zone with the deltas.
-template <int = 0>
-LOUPE_NOINLINE void push_zone_with_metrics(const site* where, std::uint64_t t0, std::uint64_t sessions,
+inline void runtime_push_zone_with_metrics(const site* where, std::uint64_t t0, std::uint64_t sessions,
                                            const metric_plan& plan) noexcept {
     thread_state& ts = t_state;
-    thread_metrics& b = *ts.metrics;  // set by enter_zone_metrics
+    thread_metrics& b = *t_metric_thread.block;  // set by enter_zone_metrics
     std::int64_t end[max_zone_metrics];
     read_plan(plan, b, end);  // first thing at exit
     const std::uint64_t t1 = read_ticks();
@@ -770,16 +759,17 @@ LOUPE_NOINLINE void push_zone_with_metrics(const site* where, std::uint64_t t0, 
     raw_record unit[max_zone_metrics_records];
     const std::size_t n = pack_zone_with_metrics(where, t0, t1, sessions, plan, b.entry_values + b.entry_top, end, unit);
     if (LOUPE_LIKELY(ts.owned_ring != nullptr) && LOUPE_LIKELY(ts.owned_ring->try_push_n(unit, n))) return;
-    const push_outcome outcome = push_waiting(ts, sessions, [&](ring& r) { return r.try_push_n(unit, n); });
-    count_lost(ts, outcome, sessions);
+    runtime_count_lost(ts, runtime_push_records(ts, sessions, unit, n), sessions);
 }
 
-template <int>
-LOUPE_NOINLINE void push_slow(const site* where, std::uint64_t t0, std::uint64_t t1, std::uint64_t sessions) noexcept {
-    thread_state& ts = t_state;
-    const push_outcome outcome =
-        push_waiting(ts, sessions, [&](ring& r) { return r.try_push(where, t0, t1, sessions); });
-    count_lost(ts, outcome, sessions);
+// Hands the recorder (core/recorder.hpp) the slow paths above. Called when
+// the runtime is made, before any session can arm.
+inline void install_recorder_hooks() noexcept {
+    g_recorder.refresh_sessions.store(&runtime_refresh_sessions, std::memory_order_release);
+    g_recorder.push_records.store(&runtime_push_records, std::memory_order_release);
+    g_recorder.count_lost.store(&runtime_count_lost, std::memory_order_release);
+    g_recorder.enter_zone_metrics.store(&read_zone_entry_metrics, std::memory_order_release);
+    g_recorder.push_zone_with_metrics.store(&runtime_push_zone_with_metrics, std::memory_order_release);
 }
 
 }  // namespace loupe::detail

@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "loupe/core/detail/zone_metrics.hpp"
-#include "loupe/metrics/detail/metric_registry.hpp"
+#include "loupe/core/zone_metrics.hpp"
+#include "loupe/metrics/registry.hpp"
 #include "loupe/base/error.hpp"
 #include "loupe/base/metric_types.hpp"
 

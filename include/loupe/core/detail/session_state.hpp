@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "loupe/params/detail/param_log.hpp"
+#include "loupe/core/params_backend.hpp"
 #include "loupe/core/detail/session_metrics.hpp"
 #include "loupe/base/error.hpp"
 #include "loupe/core/session_config.hpp"

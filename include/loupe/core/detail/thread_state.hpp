@@ -4,6 +4,8 @@
 // caught by a pthread key destructor registered when the thread gets a ring.
 #pragma once
 
+#include "loupe/base/config.hpp"
+
 #include <cstdint>
 #include <cstring>
 
@@ -11,6 +13,7 @@
 #include "loupe/core/detail/hot_state.hpp"
 #include "loupe/core/detail/ring.hpp"
 #include "loupe/base/site.hpp"
+#include "loupe/metrics/thread_metric_state.hpp"
 
 namespace loupe::detail {
 
@@ -23,9 +26,8 @@ enum thread_status : std::uint8_t {
 
 inline constexpr std::size_t max_thread_name = 63;
 
-struct thread_metrics;  // metric_registry.hpp
-struct metric_plan;     // metric_plan.hpp
-struct value_stack;     // method_wire.hpp
+struct metric_plan;     // zone_metrics.hpp
+struct value_stack;     // below
 
 struct thread_state {
     std::uint64_t epoch;  ///< hot_state::epoch the masks below were computed for
@@ -35,11 +37,9 @@ struct thread_state {
     std::uint8_t status;
     std::uint8_t context_shown;  ///< last context written to a session was not empty
     char pending_name[max_thread_name + 1];  ///< name set before the thread had a ring
-    thread_metrics* metrics;  ///< push-metric accumulators (null until first use)
     /// Metrics the sessions recording this thread's zones want (null: none);
     /// computed with sessions_by_kind.
     const metric_plan* plan;
-    std::uint32_t internal_allocations;  ///< > 0 while loupe allocates for itself on this thread
     /// > 0 while a parameter chain runs on this thread: methods it calls are
     /// not traced (the recursion guard, US 9,129,056 ¶0158).
     std::uint32_t in_chain;
@@ -52,44 +52,18 @@ struct thread_state {
     const void* eh_globals;
 };
 
-LOUPE_API inline thread_local thread_state t_state;
-
-/// Marks loupe's own allocations on the calling thread, so the allocation
-/// metrics (metrics.hpp) do not count them. Nests.
-struct internal_allocation_scope {
-    internal_allocation_scope() noexcept { ++t_state.internal_allocations; }
-    ~internal_allocation_scope() { --t_state.internal_allocations; }
-    internal_allocation_scope(const internal_allocation_scope&) = delete;
-    internal_allocation_scope& operator=(const internal_allocation_scope&) = delete;
+/// Per-thread scratch stack of the capabilities: the frames of the method
+/// calls (params/method.hpp) a thread is inside, innermost last.
+/// Bounded: a call nested beyond its capacity has no frame and carries no
+/// values (flagged values_lost).
+struct alignas(64) value_stack {
+    static constexpr std::size_t capacity = 32 * 1024;
+    std::size_t top = 0;
+    alignas(8) unsigned char bytes[capacity];
 };
 
-// Slow paths, defined in runtime.hpp. Templates only to get vague linkage
-// with a separate declaration: GCC rejects `inline` plus `noinline` there.
-template <int = 0>
-LOUPE_NOINLINE std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) noexcept;
-template <int = 0>
-LOUPE_NOINLINE void push_slow(const site* where, std::uint64_t t0, std::uint64_t t1, std::uint64_t sessions) noexcept;
+LOUPE_API inline thread_local thread_state t_state;
 
-/// The session slots that want events of `kind` from this thread (0: none).
-LOUPE_ALWAYS_INLINE std::uint64_t sessions_for(site_kind kind) noexcept {
-    thread_state& ts = t_state;
-    if (LOUPE_UNLIKELY(ts.epoch != g_hot.epoch.load(std::memory_order_relaxed))) {
-        return refresh_sessions(ts, kind);
-    }
-    return ts.sessions_by_kind[static_cast<unsigned>(kind)];
-}
 
-LOUPE_ALWAYS_INLINE std::uint64_t read_ticks() noexcept {
-    return LOUPE_LIKELY(g_hot.use_tsc.load(std::memory_order_relaxed)) ? tick_clock::rdtsc()
-                                                                       : steady_ns();
-}
-
-/// Appends one record to this thread's ring; never blocks unless a session
-/// with the `block` policy asked for it, never throws.
-LOUPE_ALWAYS_INLINE void push(const site* where, std::uint64_t t0, std::uint64_t t1, std::uint64_t sessions) noexcept {
-    ring* rg = t_state.owned_ring;
-    if (LOUPE_LIKELY(rg != nullptr) && LOUPE_LIKELY(rg->try_push(where, t0, t1, sessions))) return;
-    push_slow(where, t0, t1, sessions);
-}
 
 }  // namespace loupe::detail

@@ -17,8 +17,9 @@
 #include <string_view>
 
 #include "loupe/io/detail/io_wire.hpp"
-#include "loupe/core/detail/runtime.hpp"
 #include "loupe/io/handle_registry.hpp"
+#include "loupe/core/os_thread_id.hpp"
+#include "loupe/core/recorder.hpp"
 #include "loupe/core/zone.hpp"
 
 namespace loupe::detail {
@@ -53,8 +54,7 @@ LOUPE_API inline thread_local announced_resource t_announced[announced_cache_siz
 inline bool push_io_resource(const io::handle_info& info, std::uint64_t sessions) noexcept {
     raw_record blob[max_io_resource_records];
     const std::size_t n = encode_io_resource(info, read_ticks(), sessions, blob);
-    return push_waiting(t_state, sessions, [&](ring& r) { return r.capacity() >= n && r.try_push_n(blob, n); }) ==
-           push_outcome::pushed;
+    return g_recorder.push_records.load(std::memory_order_acquire)(t_state, sessions, blob, n) == push_outcome::pushed;
 }
 
 /// Recording path, before an operation on `fd`: makes sure every session in
@@ -113,7 +113,7 @@ LOUPE_NOINLINE void io_push(io::op what, std::int64_t fd, std::int64_t result, s
     const io_op_payload payload{resource, result, fd, static_cast<std::uint64_t>(what)};
     std::memcpy(static_cast<void*>(&pair[1]), &payload, sizeof payload);
     if (LOUPE_LIKELY(ts.owned_ring != nullptr) && LOUPE_LIKELY(ts.owned_ring->try_push_n(pair, 2))) return;
-    count_lost(ts, push_waiting(ts, sessions, [&](ring& r) { return r.try_push_n(pair, 2); }), sessions);
+    push_or_count(ts, sessions, pair, 2);
 }
 
 }  // namespace loupe::detail

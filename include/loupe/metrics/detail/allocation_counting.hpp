@@ -19,8 +19,7 @@ namespace loupe::detail {
 /// thread's accumulator block, which allocates inside such a scope and so
 /// comes back here without counting (no recursion).
 LOUPE_ALWAYS_INLINE void count_heap_event(metric_id bytes_id, metric_id count_id, std::size_t bytes) noexcept {
-    const thread_state& ts = t_state;
-    if (LOUPE_UNLIKELY(ts.internal_allocations != 0 || ts.status == thread_collector)) return;
+    if (LOUPE_UNLIKELY(t_metric_thread.quiet != 0)) return;
     metric_add(bytes_id, static_cast<std::int64_t>(bytes));
     metric_add(count_id, 1);
 }

@@ -32,10 +32,13 @@
 #include "loupe/params/detail/cache_line.hpp"
 #include "loupe/params/detail/class_graph.hpp"
 #include "loupe/params/detail/method_wire.hpp"
-#include "loupe/params/detail/param_log.hpp"
-#include "loupe/params/detail/param_signature.hpp"
+#include "loupe/core/params_backend.hpp"
 #include "loupe/params/detail/param_specs.hpp"
-#include "loupe/params/detail/runtime_chain.hpp"
+#include "loupe/params/detail/runtime_chain_binder.hpp"
+#include "loupe/params/detail/runtime_chain_parser.hpp"
+#include "loupe/params/detail/runtime_chain_steps.hpp"
+#include "loupe/params/detail/signature_matcher.hpp"
+#include "loupe/params/detail/signature_parser.hpp"
 #include "loupe/params/detail/type_desc.hpp"
 #include "loupe/base/error.hpp"
 #include "loupe/params/method_site.hpp"
@@ -138,7 +141,7 @@ public:
         }
         for (auto& e : errors) {  // the logs' own mutex, outside ours
             try {
-                e.first->add_error(e.second.site, e.second.spec, std::move(e.second.reason));
+                e.first->add_error(e.second.method, e.second.spec, std::move(e.second.reason));
             } catch (...) {
             }
         }
@@ -195,7 +198,7 @@ private:
                     binding_entry e = base_entry(s, *specs, a);
                     e.source = entry_source::failed;
                     add(*b, std::move(e));
-                    errors.push_back({logs_[slot], {&s, a.id, std::move(reason)}});
+                    errors.push_back({logs_[slot], {&s.zone, a.id, std::move(reason)}});
                 };
                 if (!a.spec.compiled_chain.empty()) {
                     unsigned i = 0;

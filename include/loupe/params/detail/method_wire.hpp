@@ -7,21 +7,20 @@
 // counted as dropped, and an exit never arrives without its entry.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <new>
 
 #include "loupe/base/config.hpp"
-#include "loupe/core/detail/thread_state.hpp"
+#include "loupe/core/recorder.hpp"
+#include "loupe/core/unit_codec.hpp"
 #include "loupe/params/method_site.hpp"
 #include "loupe/params/value.hpp"
 #include "loupe/base/site.hpp"
 
 namespace loupe::detail {
-
-/// Header marker of a method-call unit.
-LOUPE_API inline constexpr site method_call_marker{"loupe.method_call", "", "", 0, site_kind::method};
 
 /// The most payload bytes one call carries (exit details + values). Values
 /// beyond it are cut to fit (strings) or left out (counted in the flags).
@@ -144,15 +143,6 @@ inline std::size_t decode_value(const unsigned char* in, std::size_t n, param_va
     return at + h.size;
 }
 
-/// The frames (method.hpp) of the calls a thread is inside, innermost last.
-/// Bounded: a call nested beyond its capacity has no frame and carries no
-/// values (flagged values_lost).
-struct alignas(64) value_stack {
-    static constexpr std::size_t capacity = 32 * 1024;
-    std::size_t top = 0;
-    alignas(8) unsigned char bytes[capacity];
-};
-
 /// The calling thread's value stack, made on first use (null when memory is
 /// out). Kept in the thread's state; freed when the thread exits (runtime.hpp).
 inline value_stack* thread_value_stack(thread_state& ts) noexcept {
@@ -162,5 +152,89 @@ inline value_stack* thread_value_stack(thread_state& ts) noexcept {
     }
     return ts.values;
 }
+
+namespace method_wire_detail {
+
+inline std::size_t announced_bytes(const raw_record&) noexcept { return sizeof(method_payload_header); }
+
+inline std::size_t bytes_from_first(const raw_record& first) noexcept {
+    method_payload_header h;
+    std::memcpy(&h, &first, sizeof h);
+    return method_payload_size(h);
+}
+
+// The collector's decoded values of one call, all sessions' and one
+// session's, made once on the heap (in static storage they would share cache
+// lines with data the hosts read on every call). Collector thread only.
+struct method_scratch {
+    static constexpr std::size_t max_values = max_method_payload / sizeof(encoded_value_header);
+    param_value all[max_values];
+    param_value mine[max_values];
+    std::uint8_t slot[max_values];
+};
+
+// One zone record per session the call was captured for, carrying that
+// session's values (and the session's spec definitions before them).
+inline void deliver(unit_delivery& unit) noexcept {
+    method_payload_header h;
+    if (unit.bytes < sizeof h) return;  // cannot happen with loupe's own producer; never read past the payload
+    std::memcpy(&h, unit.data, sizeof h);
+    method_cpu_times cpu{0, 0};
+    std::size_t values_at = sizeof h;
+    if ((h.flags & method_has_cpu) && unit.bytes >= sizeof h + sizeof cpu) {
+        std::memcpy(&cpu, unit.data + sizeof h, sizeof cpu);
+        values_at += sizeof cpu;
+    }
+    static method_scratch* scratch = nullptr;
+    if (scratch == nullptr) {
+        internal_allocation_scope internal;
+        scratch = new (std::nothrow) method_scratch;
+        if (scratch == nullptr) return;  // out of memory: the call is not delivered
+    }
+    std::size_t count = 0;
+    std::uint32_t max_spec = 0;
+    const unsigned char* at = unit.data + values_at;
+    std::size_t left = std::min<std::size_t>(h.values_bytes, unit.bytes - values_at);
+    while (count < h.value_count && count < method_scratch::max_values) {
+        const std::size_t used = decode_value(at, left, scratch->all[count], scratch->slot[count]);
+        if (used == 0) break;
+        max_spec = std::max(max_spec, scratch->all[count].spec + 1);
+        at += used;
+        left -= used;
+        ++count;
+    }
+    method_call call;
+    call.exceptional = (h.flags & method_exceptional) != 0;
+    call.values_lost = (h.flags & method_values_lost) != 0;
+    call.has_cpu = (h.flags & method_has_cpu) != 0;
+    call.cpu_begin_ns = cpu.begin_ns;
+    call.cpu_end_ns = cpu.end_ns;
+    call.values = scratch->mine;
+    record& rec = *unit.rec;
+    rec.kind = record_kind::zone;
+    rec.where = &h.site->zone;
+    rec.value = 0.0;
+    rec.flow_id = 0;
+    rec.begin_ns = unit.to_ns(unit.ticks);
+    rec.end_ns = unit.to_ns(unit.end_ticks);
+    rec.method = &call;
+    unit.send(true, [&](unit_session& s) noexcept {
+        s.send_param_specs(max_spec);  // definitions before their first value
+        std::size_t n = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            if (scratch->slot[i] == s.slot()) scratch->mine[n++] = scratch->all[i];
+        }
+        call.value_count = n;
+    });
+}
+
+inline constexpr unit_codec codec{&announced_bytes, &bytes_from_first, &deliver};
+
+}  // namespace method_wire_detail
+
+/// Header marker of a method-call unit: t0 entry ticks, t1 exit ticks; the
+/// payload size comes with its first record (method_payload_header).
+LOUPE_API inline constexpr unit_marker method_call_marker =
+    make_unit_marker("loupe.method_call", method_wire_detail::codec);
 
 }  // namespace loupe::detail

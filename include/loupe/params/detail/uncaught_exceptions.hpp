@@ -10,7 +10,7 @@
 
 #include <exception>
 
-#include "loupe/core/detail/thread_state.hpp"
+#include "loupe/core/recorder.hpp"
 
 #if __has_include(<cxxabi.h>) && (defined(__GLIBCXX__) || defined(_LIBCPP_ABI_VERSION)) && !defined(LOUPE_NO_CXXABI_GLOBALS)
 #    include <cxxabi.h>

@@ -1,9 +1,10 @@
-// What the runtime core knows of parameter specs without the parameter
-// machinery: the log of every spec a session had and the apply errors
-// waiting to be written (the collector sends both to the session's sinks),
-// and the backend that params/method.hpp installs to parse specs and publish
-// them to method sites. Keeping the backend behind a pointer keeps
-// runtime.hpp light for programs that only use zones.
+// The plug-in point of parameter tracing (params/): what the core knows of
+// parameter specs without the parameter machinery. The log of every spec a
+// session had and the apply errors waiting to be written (the collector
+// sends both to the session's sinks before the first value that needs
+// them), and the backend that params/ installs to parse specs and publish
+// them to method sites. Sessions configured with specs when no backend is
+// installed fail with a clear error; nothing here is on a hot path.
 #pragma once
 
 #include <atomic>
@@ -17,10 +18,7 @@
 #include <vector>
 
 #include "loupe/base/config.hpp"
-
-namespace loupe {
-struct method_site;
-}
+#include "loupe/base/site.hpp"
 
 namespace loupe::detail {
 
@@ -32,7 +30,7 @@ struct session_param_log {
         std::string name;
     };
     struct apply_error {
-        const method_site* site;
+        const site* method;  ///< the method site's zone (what the sinks see)
         std::uint32_t spec;
         std::string reason;
     };
@@ -41,13 +39,13 @@ struct session_param_log {
     std::vector<entry> specs;  ///< index = spec id; append-only
     std::size_t sent = 0;      ///< collector: specs already sent to the sinks
     std::vector<apply_error> pending_errors;
-    std::set<std::pair<const method_site*, std::uint32_t>> reported;  ///< (site, spec) already queued
+    std::set<std::pair<const site*, std::uint32_t>> reported;  ///< (method, spec) already queued
 
     /// Host side, under no other loupe lock: queues an apply error once per (site, spec).
-    void add_error(const method_site* site, std::uint32_t spec, std::string reason) {
+    void add_error(const site* method, std::uint32_t spec, std::string reason) {
         std::lock_guard<std::mutex> lock(mutex);
-        if (!reported.insert({site, spec}).second) return;
-        pending_errors.push_back({site, spec, std::move(reason)});
+        if (!reported.insert({method, spec}).second) return;
+        pending_errors.push_back({method, spec, std::move(reason)});
     }
 };
 

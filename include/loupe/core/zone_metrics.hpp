@@ -12,8 +12,8 @@
 #include <cstdint>
 #include <cstring>
 
-#include "loupe/metrics/detail/metric_registry.hpp"
-#include "loupe/metrics/detail/pull_sources.hpp"
+#include "loupe/metrics/registry.hpp"
+#include "loupe/metrics/pull_sources.hpp"
 #include "loupe/core/detail/ring.hpp"
 #include "loupe/base/metric_types.hpp"
 
@@ -57,8 +57,7 @@ inline void read_plan(const metric_plan& plan, thread_metrics& b, std::int64_t* 
 /// entry stack. Returns `plan`, or null when the zone cannot carry metrics
 /// (nested deeper than the stack holds, or the thread has no block of its
 /// own): it is then recorded without them.
-template <int = 0>
-LOUPE_NOINLINE const metric_plan* enter_zone_metrics(const metric_plan* plan) noexcept {
+inline const metric_plan* read_zone_entry_metrics(const metric_plan* plan) noexcept {
     thread_metrics* b = current_thread_metrics();
     if (b == &g_overflow_metrics || b->entry_top + plan->count > thread_metrics::entry_capacity) {
         return nullptr;

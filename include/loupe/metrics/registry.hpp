@@ -39,9 +39,9 @@
 #include <string_view>
 #include <vector>
 
-#include "loupe/metrics/detail/pull_sources.hpp"
+#include "loupe/metrics/pull_sources.hpp"
 #include "loupe/metrics/detail/rseq_add.hpp"
-#include "loupe/core/detail/thread_state.hpp"
+#include "loupe/metrics/thread_metric_state.hpp"
 #include "loupe/base/metric_types.hpp"
 #include "loupe/base/error.hpp"
 
@@ -250,7 +250,7 @@ LOUPE_API inline metric_registry& metrics_registry() {
 
 /// The calling thread's accumulator block (never null).
 LOUPE_ALWAYS_INLINE thread_metrics* current_thread_metrics() noexcept {
-    thread_metrics* b = t_state.metrics;
+    thread_metrics* b = t_metric_thread.block;
     if (LOUPE_LIKELY(b != nullptr)) return b;
     return metrics_registry().attach_current_thread();
 }
@@ -332,7 +332,7 @@ inline void on_thread_exit(void* p) noexcept {
     metric_registry& r = metrics_registry();
     // Later deltas of this thread (other exit hooks that allocate) go to the
     // overflow block: the thread's own block may be reused from now on.
-    t_state.metrics = &g_overflow_metrics;
+    t_metric_thread.block = &g_overflow_metrics;
     auto* b = static_cast<thread_metrics*>(p);
     std::lock_guard<std::mutex> lock(r.mutex());
     b->pull_at_exit[0] = read_cpu_clock(CLOCK_THREAD_CPUTIME_ID);
@@ -347,8 +347,8 @@ inline void on_thread_exit(void* p) noexcept {
 }  // namespace metric_registry_detail
 
 inline thread_metrics* metric_registry::attach_current_thread() noexcept {
-    thread_state& ts = t_state;
-    if (ts.status == thread_exiting) return ts.metrics = &g_overflow_metrics;
+    thread_metric_state& ts = t_metric_thread;
+    if (ts.exiting) return ts.block = &g_overflow_metrics;
     internal_allocation_scope guard;
     try {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -365,27 +365,27 @@ inline thread_metrics* metric_registry::attach_current_thread() noexcept {
         }
         if (!b) {
             void* raw = std::aligned_alloc(alignof(thread_metrics), sizeof(thread_metrics));
-            if (!raw) return ts.metrics = &g_overflow_metrics;
+            if (!raw) return ts.block = &g_overflow_metrics;
             b = new (raw) thread_metrics{};
             try {
                 blocks_.push_back(b);
             } catch (...) {
                 b->~thread_metrics();
                 std::free(raw);
-                return ts.metrics = &g_overflow_metrics;
+                return ts.block = &g_overflow_metrics;
             }
         }
 #if LOUPE_OS_LINUX
         b->os_tid = static_cast<std::uint64_t>(::syscall(SYS_gettid));
 #endif
-        b->thread_id.store(ts.owned_ring ? ts.owned_ring->thread_id : 0, std::memory_order_relaxed);
+        b->thread_id.store(ts.thread_id, std::memory_order_relaxed);
         b->cpu_clock_valid = pthread_getcpuclockid(pthread_self(), &b->cpu_clock) == 0;
         b->cpu_at_attach = read_cpu_clock(CLOCK_THREAD_CPUTIME_ID);
         if (!exit_key_ok_) exit_key_ok_ = pthread_key_create(&exit_key_, &metric_registry_detail::on_thread_exit) == 0;
         if (exit_key_ok_) pthread_setspecific(exit_key_, b);
-        return ts.metrics = b;
+        return ts.block = b;
     } catch (...) {  // the lock failed
-        return ts.metrics = &g_overflow_metrics;
+        return ts.block = &g_overflow_metrics;
     }
 }
 

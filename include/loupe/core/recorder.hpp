@@ -1,0 +1,158 @@
+// The recorder as instrumentation and capabilities see it: the hot-path
+// tests (armed? wanted?), the clock, the push into the calling thread's ring,
+// and the runtime's slow paths behind one table of function pointers.
+//
+// Why a table: a file that only instruments must not compile the runtime
+// (collector, session registry, filter parser, sinks). The runtime
+// (core/detail/runtime.hpp, brought in by <loupe/session.hpp>) fills
+// `g_recorder` when it is created, before any session arms; until then
+// nothing is armed and no slow path runs. The hot path itself calls no hook:
+// a recorded event with room in its ring is one inline store.
+//
+// Cost: nothing recording, one relaxed load and a branch; recording, two
+// clock reads and a 32-byte store; a slow path (a thread's first event, a
+// session change, a full ring) costs one more indirect call.
+// Thread-safety: every function acts on the calling thread's own state.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+
+#include "loupe/base/clock.hpp"
+#include "loupe/base/config.hpp"
+#include "loupe/base/site.hpp"
+#include "loupe/core/detail/hot_state.hpp"
+#include "loupe/core/detail/ring.hpp"
+#include "loupe/core/detail/thread_state.hpp"
+
+namespace loupe::detail {
+
+struct metric_plan;  // core/zone_metrics.hpp
+
+enum class push_outcome { pushed, no_ring, full };
+
+/// The runtime's slow paths. Each starts as a stand-in that records nothing
+/// (no runtime: nothing can be armed) and is replaced by the runtime.
+struct recorder_hooks {
+    /// Re-evaluates which sessions record the calling thread (its epoch is stale).
+    std::atomic<std::uint64_t (*)(thread_state&, site_kind) noexcept> refresh_sessions;
+    /// Pushes `n` records as one unit into the calling thread's ring, getting
+    /// the thread a ring first and waiting for room when one of `sessions`
+    /// has the block policy. A unit larger than the ring is never pushed.
+    std::atomic<push_outcome (*)(thread_state&, std::uint64_t sessions, const raw_record*, std::size_t n) noexcept>
+        push_records;
+    /// Counts one event of `sessions` that could not be pushed.
+    std::atomic<void (*)(thread_state&, push_outcome, std::uint64_t sessions) noexcept> count_lost;
+    /// Zone entry with metrics: reads `plan`'s metrics (null: the zone carries none).
+    std::atomic<const metric_plan* (*)(const metric_plan*) noexcept> enter_zone_metrics;
+    /// Zone exit with metrics: reads them again and pushes the zone with its deltas.
+    std::atomic<void (*)(const site*, std::uint64_t t0, std::uint64_t sessions, const metric_plan&) noexcept>
+        push_zone_with_metrics;
+};
+
+namespace no_runtime {
+// Reached only if a thread saw a session armed before it saw the runtime's
+// hooks: the event is treated as one that came before the session started.
+inline std::uint64_t refresh_sessions(thread_state&, site_kind) noexcept { return 0; }
+inline push_outcome push_records(thread_state&, std::uint64_t, const raw_record*, std::size_t) noexcept {
+    return push_outcome::no_ring;
+}
+inline void count_lost(thread_state&, push_outcome, std::uint64_t) noexcept {}
+inline const metric_plan* enter_zone_metrics(const metric_plan*) noexcept { return nullptr; }
+inline void push_zone_with_metrics(const site*, std::uint64_t, std::uint64_t, const metric_plan&) noexcept {}
+}  // namespace no_runtime
+
+/// One table per process (default visibility: shared libraries share it).
+LOUPE_API inline recorder_hooks g_recorder{{&no_runtime::refresh_sessions},
+                                           {&no_runtime::push_records},
+                                           {&no_runtime::count_lost},
+                                           {&no_runtime::enter_zone_metrics},
+                                           {&no_runtime::push_zone_with_metrics}};
+
+/// The process's tick clock, calibrated once and kept across fork (the child
+/// runs on the same TSC).
+LOUPE_API inline const tick_clock& process_clock() {
+    static const tick_clock* clock = [] {
+        const tick_clock* c = new tick_clock;
+        // From here on read_ticks() (hot paths, the io registry) uses the
+        // same ticks that this clock converts.
+        g_hot.use_tsc.store(c->uses_tsc(), std::memory_order_relaxed);
+        return c;
+    }();
+    return *clock;
+}
+
+/// The kinds some active session records (the "armed?" test).
+LOUPE_ALWAYS_INLINE std::uint32_t armed() noexcept { return g_hot.armed.load(std::memory_order_relaxed); }
+
+// Out of line, so that every call site stays one call.
+LOUPE_NOINLINE inline std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) noexcept {
+    return g_recorder.refresh_sessions.load(std::memory_order_acquire)(ts, kind);
+}
+
+/// The session slots that want events of `kind` from this thread (0: none).
+LOUPE_ALWAYS_INLINE std::uint64_t sessions_for(site_kind kind) noexcept {
+    thread_state& ts = t_state;
+    if (LOUPE_UNLIKELY(ts.epoch != g_hot.epoch.load(std::memory_order_relaxed))) {
+        return refresh_sessions(ts, kind);
+    }
+    return ts.sessions_by_kind[static_cast<unsigned>(kind)];
+}
+
+LOUPE_ALWAYS_INLINE std::uint64_t read_ticks() noexcept {
+    return LOUPE_LIKELY(g_hot.use_tsc.load(std::memory_order_relaxed)) ? tick_clock::rdtsc() : steady_ns();
+}
+
+/// Pushes `n` records as one unit (see recorder_hooks::push_records) and
+/// counts the event as lost for `sessions` when it could not be pushed.
+/// Returns true when it was pushed.
+inline bool push_or_count(thread_state& ts, std::uint64_t sessions, const raw_record* unit, std::size_t n) noexcept {
+    const push_outcome outcome = g_recorder.push_records.load(std::memory_order_acquire)(ts, sessions, unit, n);
+    if (LOUPE_LIKELY(outcome == push_outcome::pushed)) return true;
+    g_recorder.count_lost.load(std::memory_order_acquire)(ts, outcome, sessions);
+    return false;
+}
+
+/// Counts one event of `sessions` that was not pushed (`outcome`).
+inline void count_lost(thread_state& ts, push_outcome outcome, std::uint64_t sessions) noexcept {
+    g_recorder.count_lost.load(std::memory_order_acquire)(ts, outcome, sessions);
+}
+
+LOUPE_NOINLINE inline void push_slow(const site* where, std::uint64_t t0, std::uint64_t t1,
+                                     std::uint64_t sessions) noexcept {
+    const raw_record record{where, t0, t1, sessions};
+    push_or_count(t_state, sessions, &record, 1);
+}
+
+/// Appends one record to this thread's ring; never blocks unless a session
+/// with the `block` policy asked for it, never throws.
+LOUPE_ALWAYS_INLINE void push(const site* where, std::uint64_t t0, std::uint64_t t1, std::uint64_t sessions) noexcept {
+    ring* rg = t_state.owned_ring;
+    if (LOUPE_LIKELY(rg != nullptr) && LOUPE_LIKELY(rg->try_push(where, t0, t1, sessions))) return;
+    push_slow(where, t0, t1, sessions);
+}
+
+LOUPE_NOINLINE inline const metric_plan* enter_zone_metrics(const metric_plan* plan) noexcept {
+    return g_recorder.enter_zone_metrics.load(std::memory_order_acquire)(plan);
+}
+
+LOUPE_NOINLINE inline void push_zone_with_metrics(const site* where, std::uint64_t t0, std::uint64_t sessions,
+                                                  const metric_plan& plan) noexcept {
+    g_recorder.push_zone_with_metrics.load(std::memory_order_acquire)(where, t0, sessions, plan);
+}
+
+/// The exit of a recorded zone that began at `t0` (with `plan`'s metric
+/// entry values on the thread's stack when `plan` is set): reads the exit
+/// ticks and pushes one zone (after its metric deltas). Shared by
+/// zone_scope and the method calls that carry nothing but their timing.
+LOUPE_ALWAYS_INLINE void end_zone(const site* where, std::uint64_t t0, std::uint64_t sessions,
+                                  const metric_plan* plan) noexcept {
+    if (LOUPE_UNLIKELY(plan != nullptr)) {
+        push_zone_with_metrics(where, t0, sessions, *plan);
+        return;
+    }
+    push(where, t0, read_ticks(), sessions);
+}
+
+}  // namespace loupe::detail

@@ -1,0 +1,96 @@
+// The plug-in point of the recorder: how a capability (I/O, parameter
+// tracing, ...) has the collector decode what it writes into a thread's ring.
+//
+// A capability writes a *unit*: a header record whose `where` points at a
+// `unit_marker` it owns, followed by payload records (raw bytes). The
+// collector reassembles the payload and calls the marker's codec, which
+// turns it into a `record` and sends it to the unit's sessions through
+// `unit_delivery`. The core knows no capability: a new one defines its marker
+// and codec next to its own code (see io/detail/io_wire.hpp,
+// params/detail/method_wire.hpp, docs/architecture.md).
+//
+// Thread-safety: codecs run on the collector thread only, one unit at a time.
+// Cost: none on the host's hot path; one indirect call per unit on the
+// collector.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "loupe/base/record.hpp"
+#include "loupe/base/site.hpp"
+
+namespace loupe::detail {
+
+struct raw_record;  // core/detail/ring.hpp
+class unit_delivery;
+
+/// The largest payload of one unit, in bytes.
+inline constexpr std::size_t max_unit_payload = 4096;
+/// How the collector reads one kind of unit.
+struct unit_codec {
+    /// Payload bytes the header record announces (usually its `t1`). The
+    /// collector never reads more than its 4 KiB unit buffer.
+    std::size_t (*announced_bytes)(const raw_record& header) noexcept;
+    /// Null, or the payload's real size read from its first payload record,
+    /// for units whose header record has no room to say it.
+    std::size_t (*bytes_from_first)(const raw_record& first) noexcept;
+    /// The payload is complete: decode it and send what it says.
+    void (*deliver)(unit_delivery& unit) noexcept;
+};
+
+/// What a unit's header record points at instead of a call site. Never
+/// recorded as a site; constant-initialized with static storage duration.
+struct unit_marker : site {
+    const unit_codec* codec;
+};
+
+/// Makes a marker: `name` shows in diagnostics only.
+constexpr unit_marker make_unit_marker(const char* name, const unit_codec& codec) noexcept {
+    return unit_marker{{name, "", "", 0, site_kind::unit}, &codec};
+}
+
+/// A session that a unit is being sent to, as a codec sees it.
+class unit_session {
+public:
+    /// The session's slot (what `sessions` bits and per-session data use).
+    virtual int slot() const noexcept = 0;
+    /// Sends the session's parameter specs up to index `count - 1` (and its
+    /// pending apply errors) if its sinks have not had them yet.
+    virtual void send_param_specs(std::uint32_t count) noexcept = 0;
+
+protected:
+    ~unit_session() = default;
+};
+
+/// One complete unit, handed to its codec.
+class unit_delivery {
+public:
+    const unsigned char* data = nullptr;  ///< the payload
+    std::size_t bytes = 0;                ///< its size (at most the collector's buffer)
+    std::uint64_t ticks = 0;              ///< the header record's t0
+    std::uint64_t end_ticks = 0;          ///< the header record's t1
+    /// The record the codec fills and sends: `thread` is set; the codec sets
+    /// the rest (kind, times, the view it decoded) and leaves `session` and
+    /// `metrics` to `send`. Views it points at must live until `send` returns.
+    record* rec = nullptr;
+
+    /// Ticks of this process's clock to nanoseconds.
+    virtual std::uint64_t to_ns(std::uint64_t t) const noexcept = 0;
+
+    /// Sends `*rec` to every live session the unit was captured for (not to
+    /// a session that started after `ticks`), with the zone metric deltas
+    /// that came with the unit, if any. `event`: counts as a delivered event
+    /// (definitions such as contexts do not). `each` runs before each send.
+    template <class Each>
+    void send(bool event, Each&& each) noexcept {
+        send_each(event, [](void* f, unit_session& s) noexcept { (*static_cast<Each*>(f))(s); }, &each);
+    }
+    void send(bool event) noexcept { send_each(event, nullptr, nullptr); }
+
+protected:
+    ~unit_delivery() = default;
+    virtual void send_each(bool event, void (*each)(void*, unit_session&) noexcept, void* context) noexcept = 0;
+};
+
+}  // namespace loupe::detail
