@@ -2,14 +2,24 @@
 // or as JSON Lines (one object per record and per event).
 #pragma once
 
-#include <loupe/text/json.hpp>
+#include <loupe/base/clock_source.hpp>
+#include <loupe/base/context.hpp>
+#include <loupe/base/flow_id_text.hpp>
+#include <loupe/base/io_types.hpp>
+#include <loupe/base/metric_types.hpp>
+#include <loupe/base/param_value.hpp>
+#include <loupe/base/site.hpp>
 #include <loupe/format/decoder.hpp>
+#include <loupe/text/json.hpp>
 
 #include <cinttypes>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <unordered_map>
+#include <vector>
 
 namespace loupe_cli {
 
@@ -281,6 +291,7 @@ private:
                 return "method";
             case loupe::site_kind::flow: return "flow";
             case loupe::site_kind::flow_end: return "flow_end";
+            case loupe::site_kind::unit: break;  // a ring unit header, never a site's kind
         }
         return "?";
     }

@@ -17,7 +17,10 @@
 // Exit status: 0 success, 1 the file cannot be read or is not a valid trace
 // (one line "loupe: <file>: byte <offset>: <what>" on stderr) or has no
 // usable --metric M ("loupe: <file>: <what>"), 2 bad usage.
+#include <loupe/base/error.hpp>
+#include <loupe/format/decoder.hpp>
 #include <loupe/format/mapped_file.hpp>
+#include <loupe/format/output_file.hpp>
 #include <loupe/format/reader.hpp>
 #include <loupe/report/flow_stats.hpp>
 #include <loupe/report/io_stats.hpp>

@@ -1,7 +1,10 @@
 // `loupe report FILE --tree|--flat|--callers|--per-cpu|--per-thread
-// [--metric M] [--json]`: the metric reports of report/call_tree.hpp.
+// [--metric M] [--json]`: the metric reports of report/call_tree.hpp
+// (cost_reports.hpp, totals_reports.hpp).
 #pragma once
 
+#include <loupe/base/error.hpp>
+#include <loupe/format/decoder.hpp>
 #include <loupe/format/reader.hpp>
 #include <loupe/report/call_tree.hpp>
 
