@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# What including loupe costs the compiler: wall and CPU time (user + sys) and
+# peak memory (max RSS) of compiling the translation units of
+# bench/compile_cost/ at -O2 -std=c++17 -c, the median of N runs each, with
+# each unit's preprocessed line count; and the ratios of CPU time and peak
+# memory to std_only.cpp (the standard headers an instrumenting file needs
+# and the same small amount of work, no loupe).
+#
+#   std_only.cpp          the baseline
+#   instrumenting.cpp     <loupe/loupe.hpp>: zone, instant, counter, context, flow
+#   method_site.cpp       + <loupe/params.hpp> and <loupe/io.hpp>: one method site, one wrapped read
+#   session_starting.cpp  <loupe/session.hpp>: start a session with a file sink, stop it
+#   compiled_out.cpp      instrumenting.cpp with -DLOUPE_ENABLED=0
+#
+# usage: bash bench/compile_cost.sh [-n RUNS]     (from the repository root)
+#   CXX    the compiler (default g++), e.g. CXX=clang++ or CXX="ccache g++"
+#          (ccache would measure the cache: don't)
+#   -n     runs per unit (default 3; the median is printed)
+# Needs GNU time (/usr/bin/time; Debian/Ubuntu: apt-get install time).
+set -euo pipefail
+
+usage() {
+    echo "usage: bash bench/compile_cost.sh [-n RUNS]   (run from the repository root; CXX picks the compiler, default g++)" >&2
+    exit 2
+}
+
+runs=3
+while getopts ":n:h" opt; do
+    case $opt in
+        n) runs=$OPTARG ;;
+        h) usage ;;
+        :) echo "error: -$OPTARG needs a value" >&2; usage ;;
+        *) echo "error: unknown option -$OPTARG" >&2; usage ;;
+    esac
+done
+shift $((OPTIND - 1))
+[ $# -eq 0 ] || { echo "error: unexpected argument: $1" >&2; usage; }
+[[ $runs =~ ^[1-9][0-9]*$ ]] || { echo "error: -n wants a positive number of runs, not '$runs'" >&2; exit 2; }
+
+if [ ! -f include/loupe/loupe.hpp ] || [ ! -d bench/compile_cost ]; then
+    echo "error: run this from the repository root (the folder holding include/loupe/ and bench/compile_cost/):" >&2
+    echo "       cd <loupe> && bash bench/compile_cost.sh" >&2
+    exit 2
+fi
+
+time_bin=/usr/bin/time
+if [ ! -x "$time_bin" ] || ! "$time_bin" --version 2>&1 | grep -q GNU; then
+    echo "error: GNU time ($time_bin) is missing; it measures CPU time and peak memory." >&2
+    echo "       Install it: apt-get install time   (Fedora: dnf install time; macOS: brew install gnu-time)" >&2
+    exit 2
+fi
+
+read -r -a cxx <<<"${CXX:-g++}"
+[ ${#cxx[@]} -gt 0 ] || { echo "error: CXX is empty" >&2; exit 2; }
+command -v "${cxx[0]}" >/dev/null || { echo "error: compiler '${cxx[0]}' not found (set CXX)" >&2; exit 2; }
+
+flags=(-O2 -std=c++17 -Iinclude)
+# name|source|extra flags
+units=(
+    "std_only|bench/compile_cost/std_only.cpp|"
+    "instrumenting|bench/compile_cost/instrumenting.cpp|"
+    "method_site|bench/compile_cost/method_site.cpp|"
+    "session_starting|bench/compile_cost/session_starting.cpp|"
+    "compiled_out|bench/compile_cost/compiled_out.cpp|-DLOUPE_ENABLED=0"
+)
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# median of the numbers on stdin (the mean of the two middle ones for an even count)
+median() {
+    sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) exit 1; if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+echo "compiler: $("${cxx[@]}" --version | head -n 1)"
+echo "flags:    ${flags[*]} -c   (median of $runs runs)"
+echo
+
+failed=0
+results=()  # name lines wall cpu peak_kib, or name FAILED
+for unit in "${units[@]}"; do
+    IFS='|' read -r name source extra <<<"$unit"
+    [ -f "$source" ] || { echo "error: $source is missing" >&2; exit 1; }
+    extra_flags=()
+    [ -z "$extra" ] || read -r -a extra_flags <<<"$extra"
+
+    if ! "${cxx[@]}" -E "${flags[@]}" ${extra_flags[@]+"${extra_flags[@]}"} "$source" >"$work/pre.ii" 2>"$work/err"; then
+        echo "warning: $name: the preprocessor failed:" >&2
+        head -n 20 "$work/err" >&2
+        results+=("$name FAILED")
+        failed=1
+        continue
+    fi
+    lines=$(wc -l <"$work/pre.ii")
+
+    : >"$work/samples"
+    ok=1
+    for ((i = 0; i < runs; i++)); do
+        if ! "$time_bin" -f '%e %U %S %M' -o "$work/time" \
+            "${cxx[@]}" "${flags[@]}" ${extra_flags[@]+"${extra_flags[@]}"} -c "$source" -o "$work/out.o" 2>"$work/err"; then
+            echo "warning: $name: the compiler failed:" >&2
+            head -n 20 "$work/err" >&2
+            ok=0
+            break
+        fi
+        # The last line is the format's (GNU time may write a status line first).
+        tail -n 1 "$work/time" >>"$work/samples"
+    done
+    if [ $ok -eq 0 ]; then
+        results+=("$name FAILED")
+        failed=1
+        continue
+    fi
+    wall=$(awk '{ print $1 }' "$work/samples" | median)
+    cpu=$(awk '{ print $2 + $3 }' "$work/samples" | median)
+    peak=$(awk '{ print $4 }' "$work/samples" | median)
+    results+=("$name $lines $wall $cpu $peak")
+done
+
+base_cpu=""
+base_peak=""
+for r in "${results[@]}"; do
+    read -r name lines wall cpu peak <<<"$r"
+    if [ "$name" = std_only ] && [ "$lines" != FAILED ]; then
+        base_cpu=$cpu
+        base_peak=$peak
+    fi
+done
+
+printf '%-18s %12s %8s %8s %9s %12s %13s\n' "TU" "pp lines" "wall s" "cpu s" "peak MiB" "cpu/std_only" "peak/std_only"
+for r in "${results[@]}"; do
+    read -r name lines wall cpu peak <<<"$r"
+    if [ "$lines" = FAILED ]; then
+        printf '%-18s %12s\n' "$name" "(does not compile: see above)"
+        continue
+    fi
+    awk -v name="$name" -v lines="$lines" -v wall="$wall" -v cpu="$cpu" -v peak="$peak" \
+        -v bcpu="$base_cpu" -v bpeak="$base_peak" 'BEGIN {
+            rc = (bcpu != "" && bcpu > 0) ? sprintf("%.1fx", cpu / bcpu) : "-"
+            rp = (bpeak != "" && bpeak > 0) ? sprintf("%.1fx", peak / bpeak) : "-"
+            printf "%-18s %12d %8.2f %8.2f %9.1f %12s %13s\n", name, lines, wall, cpu, peak / 1024, rc, rp
+        }'
+done
+
+if [ $failed -ne 0 ]; then
+    echo >&2
+    echo "error: some translation units did not compile (the tree may be mid-edit); their rows are empty" >&2
+    exit 1
+fi

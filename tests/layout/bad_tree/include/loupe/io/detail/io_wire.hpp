@@ -1,0 +1,3 @@
+// fake: fine (io -> core)
+#pragma once
+#include "loupe/core/zone.hpp"

@@ -1,0 +1,5 @@
+// fake umbrella: may include anything, detail/ too
+#pragma once
+#include "loupe/core/zone.hpp"
+#include "loupe/io/detail/io_wire.hpp"
+#include "loupe/report/stats.hpp"

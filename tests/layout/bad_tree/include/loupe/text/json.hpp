@@ -1,0 +1,3 @@
+// fake: fine
+#pragma once
+#include <string>
