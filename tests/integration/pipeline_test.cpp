@@ -6,6 +6,8 @@
 #include <thread>
 #include <vector>
 
+#include <loupe/params.hpp>
+
 #include "support/recording.hpp"
 
 using namespace loupe_test;

@@ -25,9 +25,9 @@
 #pragma once
 
 #include <atomic>
-#include <chrono>
 #include <cstdint>
 
+#include "loupe/base/clock.hpp"
 #include "loupe/base/config.hpp"
 #include "loupe/core/recorder.hpp"
 #include "loupe/base/flow_id_text.hpp"
@@ -68,9 +68,8 @@ inline constexpr std::uint64_t flow_id_block_size = 4096;
 /// A salt for this process: its pid, both clocks and an address (ASLR),
 /// mixed. Never 0.
 inline std::uint64_t make_flow_salt() noexcept {
-    std::uint64_t x = mix64(static_cast<std::uint64_t>(
-        std::chrono::system_clock::now().time_since_epoch().count()));
-    x = mix64(x ^ static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count()));
+    std::uint64_t x = mix64(wall_ns());
+    x = mix64(x ^ steady_ns());
     x = mix64(x ^ reinterpret_cast<std::uintptr_t>(&g_flow_ids));
 #if LOUPE_OS_POSIX
     x = mix64(x ^ static_cast<std::uint64_t>(::getpid()));

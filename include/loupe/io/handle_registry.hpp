@@ -15,7 +15,6 @@
 // Thread-safety: every member may be called from any thread at any time.
 #pragma once
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
@@ -24,7 +23,6 @@
 #include <mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #if defined(__linux__)
@@ -34,6 +32,7 @@
 #include "loupe/base/config.hpp"
 #include "loupe/core/recorder.hpp"
 #include "loupe/base/io_types.hpp"
+#include "loupe/io/detail/fd_table.hpp"
 
 namespace loupe::io {
 
@@ -152,11 +151,15 @@ public:
         std::vector<close_ticket> tickets;
         if (first < 0 || last < first) return tickets;
         try {
-            const std::uint64_t end = std::min<std::uint64_t>(static_cast<std::uint64_t>(last), capacity() - 1);
+            const std::uint64_t end =
+                static_cast<std::uint64_t>(last) < capacity() - 1 ? static_cast<std::uint64_t>(last) : capacity() - 1;
             for (std::uint64_t c = static_cast<std::uint64_t>(first) / chunk_slots; c * chunk_slots <= end; ++c) {
                 if (chunks_[c].load(std::memory_order_acquire) == nullptr) continue;  // nothing registered there
-                const std::uint64_t from = std::max<std::uint64_t>(c * chunk_slots, static_cast<std::uint64_t>(first));
-                const std::uint64_t to = std::min<std::uint64_t>(c * chunk_slots + chunk_slots - 1, end);
+                const std::uint64_t chunk_first = c * chunk_slots;
+                const std::uint64_t chunk_last = chunk_first + chunk_slots - 1;
+                const std::uint64_t from = chunk_first > static_cast<std::uint64_t>(first) ? chunk_first
+                                                                                         : static_cast<std::uint64_t>(first);
+                const std::uint64_t to = chunk_last < end ? chunk_last : end;
                 for (std::uint64_t fd = from; fd <= to; ++fd) {
                     close_ticket t = begin_close(static_cast<std::int64_t>(fd));
                     if (t.generation != 0) tickets.push_back(t);
@@ -217,20 +220,19 @@ public:
             return s->state.compare_exchange_strong(expected, free_state(t.generation), std::memory_order_acq_rel);
         }
         std::lock_guard<std::mutex> lock(overflow_mutex_);
-        auto it = overflow_.find(t.fd);
-        if (it == overflow_.end() || it->second.generation != t.generation) return false;
-        overflow_.erase(it);
-        return true;
+        const handle_info* known = overflow_.find(t.fd);
+        if (known == nullptr || known->generation != t.generation) return false;
+        return overflow_.erase(t.fd);
     }
 
     /// Copies what is known about `fd` into `out`; false when nothing is.
     bool lookup(std::int64_t fd, handle_info& out) const noexcept {
         if (const slot* s = direct(fd, false)) return read(*s, out);
         std::lock_guard<std::mutex> lock(overflow_mutex_);
-        auto it = overflow_.find(fd);
-        if (it == overflow_.end()) return false;
+        const handle_info* known = overflow_.find(fd);
+        if (known == nullptr) return false;
         try {
-            out = it->second;
+            out = *known;
         } catch (...) {
             return false;
         }
@@ -352,14 +354,13 @@ private:
         try {
             std::lock_guard<std::mutex> lock(overflow_mutex_);
             if (!expect_generation && !only_if_free) overflow_opens_.fetch_add(1, std::memory_order_relaxed);
-            auto it = overflow_.find(fd);
-            if (only_if_free && it != overflow_.end()) return 0;
-            if (!only_if_free && expect_generation &&
-                (it == overflow_.end() || it->second.generation != *expect_generation)) {
+            const handle_info* known = overflow_.find(fd);
+            if (only_if_free && known != nullptr) return 0;
+            if (!only_if_free && expect_generation && (known == nullptr || known->generation != *expect_generation)) {
                 return 0;
             }
+            handle_info& info = overflow_.get_or_add(fd);
             const std::uint64_t generation = ++overflow_generation_;
-            handle_info& info = overflow_[fd];
             info.name.assign(name.data(), name.size());
             info.kind = kind;
             info.resource_id = resource;
@@ -396,7 +397,8 @@ private:
             state = seen;
             flags = s.flags.load(std::memory_order_relaxed);
             // A torn length is caught by the version check; never copy past the buffer.
-            length = std::min<std::size_t>(static_cast<std::size_t>(flags >> 16) & 0xffff, max_name);
+            length = static_cast<std::size_t>(flags >> 16) & 0xffff;
+            if (length > max_name) length = max_name;
             for (std::size_t w = 0; w * 8 < length; ++w) {
                 const std::uint64_t word = s.name_words[w].load(std::memory_order_relaxed);
                 std::memcpy(name + w * 8, &word, 8);
@@ -424,7 +426,7 @@ private:
     const std::size_t chunks_count_;
     std::atomic<chunk*>* const chunks_;
     mutable std::mutex overflow_mutex_;
-    std::unordered_map<std::int64_t, handle_info> overflow_;
+    detail::fd_table<handle_info> overflow_;
     std::uint64_t overflow_generation_ = 0;
     std::atomic<std::uint64_t> bad_descriptor_{0};
     std::atomic<std::uint64_t> overflow_opens_{0};

@@ -31,7 +31,6 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdio>
 #include <cstdint>
@@ -67,7 +66,7 @@ inline std::string socket_address_name(const sockaddr* address, socklen_t length
         case AF_UNIX: {
             const auto* un = reinterpret_cast<const sockaddr_un*>(address);
             const std::size_t max = length > offsetof(sockaddr_un, sun_path) ? length - offsetof(sockaddr_un, sun_path) : 0;
-            const std::size_t n = strnlen(un->sun_path, std::min(max, sizeof un->sun_path));
+            const std::size_t n = strnlen(un->sun_path, max < sizeof un->sun_path ? max : sizeof un->sun_path);
             return n == 0 ? std::string("unix:(unnamed)") : "unix:" + std::string(un->sun_path, n);
         }
         default:
@@ -181,7 +180,7 @@ inline int accept(int fd, sockaddr* address, socklen_t* length) noexcept {
             detail::register_open(accepted, name, resource_kind::socket);
         });
     if (result >= 0 && address != nullptr && length != nullptr) {
-        const socklen_t n = std::min(*length, peer_length);
+        const socklen_t n = *length < peer_length ? *length : peer_length;
         std::memcpy(address, &peer, n);
         *length = peer_length;
     }
