@@ -9,8 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "loupe/params/detail/param_signature.hpp"
 #include "loupe/params/detail/param_spec.hpp"
+#include "loupe/params/detail/signature_matcher.hpp"
+#include "loupe/params/detail/signature_parser.hpp"
 
 namespace {
 

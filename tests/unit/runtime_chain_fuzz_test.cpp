@@ -11,7 +11,9 @@
 #include <string>
 #include <vector>
 
-#include <loupe/params/detail/runtime_chain.hpp>
+#include <loupe/params/detail/runtime_chain_binder.hpp>
+#include <loupe/params/detail/runtime_chain_parser.hpp>
+#include <loupe/params/detail/runtime_chain_steps.hpp>
 #include <loupe/params/reflect.hpp>
 
 namespace rcf {

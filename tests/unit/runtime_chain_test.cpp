@@ -13,7 +13,9 @@
 #include <vector>
 
 #include <loupe/params/detail/class_graph.hpp>
-#include <loupe/params/detail/runtime_chain.hpp>
+#include <loupe/params/detail/runtime_chain_binder.hpp>
+#include <loupe/params/detail/runtime_chain_parser.hpp>
+#include <loupe/params/detail/runtime_chain_steps.hpp>
 #include <loupe/params/reflect.hpp>
 
 namespace rtc {

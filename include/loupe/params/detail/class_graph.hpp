@@ -5,7 +5,7 @@
 //
 // Names are canonical, fully qualified C++ names as registered
 // ("shop::Cart"). Lookups by an unqualified spec name are done by the
-// matcher (param_signature.hpp), which walks canonical names from here.
+// matcher (signature_matcher.hpp), which walks canonical names from here.
 //
 // Thread-safety: every member is safe from any thread (one mutex; used on
 // slow paths only: binding, reflection registration).

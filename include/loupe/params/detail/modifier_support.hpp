@@ -1,6 +1,7 @@
 // Pieces the compile-time chains (params/chain.hpp) and the runtime chains
-// (runtime_chain.hpp) share, so both give the same value for the same input:
-// type names, the keyed hash of `hash`, and the index rule of `at(i)`.
+// (runtime_chain_steps.hpp, runtime_chain_binder.hpp) share, so both give
+// the same value for the same input: type names, the keyed hash of `hash`,
+// and the index rule of `at(i)`.
 #pragma once
 
 #include <chrono>

@@ -12,8 +12,8 @@
 //
 // Keys (each at most once):
 // - method (required): the selector, parsed by parse_signature
-//   (param_signature.hpp: normalization and matching rules). Without
-//   parentheses it selects every overload.
+//   (signature_parser.hpp: normalization; signature_matcher.hpp: matching
+//   rules). Without parentheses it selects every overload.
 // - param: 0..255, the parameter a runtime chain starts from (0 = the
 //   receiver). Absent (-1): with no chain, the spec times the method and
 //   records the site's compile-time chains.
@@ -43,7 +43,8 @@
 #include <string_view>
 #include <vector>
 
-#include "loupe/params/detail/param_signature.hpp"
+#include "loupe/params/detail/signature_matcher.hpp"
+#include "loupe/params/detail/signature_parser.hpp"
 #include "loupe/base/error.hpp"
 
 namespace loupe::detail {

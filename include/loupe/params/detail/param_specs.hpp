@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "loupe/params/detail/param_spec.hpp"
-#include "loupe/params/detail/runtime_chain.hpp"
-#include "loupe/params/detail/param_log.hpp"
+#include "loupe/params/detail/runtime_chain_parser.hpp"
+#include "loupe/core/params_backend.hpp"
 #include "loupe/base/error.hpp"
 
 namespace loupe::detail {
