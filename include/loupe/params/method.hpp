@@ -38,7 +38,7 @@
 #include <typeinfo>
 #include <utility>
 
-#include "loupe/params/detail/method_binding.hpp"
+#include "loupe/params/detail/site_binding.hpp"
 #include "loupe/params/detail/method_wire.hpp"
 #include "loupe/core/recorder.hpp"
 #include "loupe/core/zone_metrics.hpp"
@@ -345,14 +345,14 @@ LOUPE_NOINLINE call_entry enter_method(method_site& where, const Chains& chains,
                        g_binding_generation.load(std::memory_order_acquire))) {
         using types = site_arg_types<Self, Tuple>;
         internal_allocation_scope internal;
-        binding = methods_registry().bind(where, types::get(), types::count, static_receiver<Self>());
+        binding = bind_site(where, types::get(), types::count, static_receiver<Self>());
     }
     std::uint64_t mask = 0;
     if (binding != nullptr && (binding->slots & sessions) != 0) {
         mask = binding->fixed_mask;
         if constexpr (!std::is_void_v<Self>) {
             if (binding->receiver_dependent) {
-                mask = methods_registry().entries_for(*binding, receiver_type(self), typeid(Self));
+                mask = entries_for(*binding, receiver_type(self), typeid(Self));
             }
         }
     }

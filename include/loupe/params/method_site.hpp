@@ -1,5 +1,5 @@
 // The static metadata of a method site (LOUPE_METHOD, LOUPE_FUNCTION_PARAMS)
-// and the binding state parameter specs attach to it (method_binding.hpp).
+// and the binding state parameter specs attach to it (site_binding.hpp).
 #pragma once
 
 #include <atomic>

@@ -340,7 +340,7 @@ private:
     static const params_backend& params() {
         const params_backend* b = g_params_backend.load(std::memory_order_acquire);
         if (b == nullptr) {
-            throw error("parameter specs need <loupe/params.hpp> (or <loupe/loupe.hpp>) in the program");
+            throw error("parameter specs need <loupe/session.hpp> (or <loupe/params/specs.hpp>) in the program");
         }
         return *b;
     }

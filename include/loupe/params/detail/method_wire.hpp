@@ -7,7 +7,6 @@
 // counted as dropped, and an exit never arrives without its entry.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -194,11 +193,11 @@ inline void deliver(unit_delivery& unit) noexcept {
     std::size_t count = 0;
     std::uint32_t max_spec = 0;
     const unsigned char* at = unit.data + values_at;
-    std::size_t left = std::min<std::size_t>(h.values_bytes, unit.bytes - values_at);
+    std::size_t left = unit.bytes - values_at < h.values_bytes ? unit.bytes - values_at : h.values_bytes;
     while (count < h.value_count && count < method_scratch::max_values) {
         const std::size_t used = decode_value(at, left, scratch->all[count], scratch->slot[count]);
         if (used == 0) break;
-        max_spec = std::max(max_spec, scratch->all[count].spec + 1);
+        if (scratch->all[count].spec + 1 > max_spec) max_spec = scratch->all[count].spec + 1;
         at += used;
         left -= used;
         ++count;

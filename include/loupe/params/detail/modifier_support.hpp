@@ -4,16 +4,20 @@
 // and the index rule of `at(i)`.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <string>
 #include <typeinfo>
 
+#include "loupe/base/clock.hpp"
 #include "loupe/base/config.hpp"
+
+#if LOUPE_OS_LINUX
+#    include <sys/random.h>
+#    include <sys/types.h>
+#endif
 
 #if __has_include(<cxxabi.h>)
 #    include <cxxabi.h>
@@ -50,11 +54,16 @@ struct hash_key {
 
 LOUPE_API inline const hash_key& process_hash_key() {
     static const hash_key key = [] {
-        std::random_device rd;
-        const std::uint64_t t = static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-        hash_key k;
-        k.k0 = (std::uint64_t{rd()} << 32 | rd()) ^ t;
-        k.k1 = (std::uint64_t{rd()} << 32 | rd()) ^ (t * 0x9E3779B97F4A7C15ull);
+        hash_key k{0, 0};
+#if LOUPE_OS_LINUX
+        // The kernel's random bytes (what std::random_device reads here),
+        // without <random>'s 10,000 lines in every file with a method site.
+        if (getrandom(&k, sizeof k, 0) != static_cast<ssize_t>(sizeof k)) k = hash_key{0, 0};
+#endif
+        // Mixed with the clocks and an address either way: never a fixed key.
+        const std::uint64_t t = steady_ns() ^ wall_ns() ^ reinterpret_cast<std::uintptr_t>(&k);
+        k.k0 ^= t;
+        k.k1 ^= t * 0x9E3779B97F4A7C15ull;
         return k;
     }();
     return key;

@@ -29,14 +29,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "loupe/params/detail/cache_line.hpp"
 #include "loupe/params/detail/class_graph.hpp"
 #include "loupe/params/detail/method_wire.hpp"
 #include "loupe/core/params_backend.hpp"
 #include "loupe/params/detail/param_specs.hpp"
 #include "loupe/params/detail/runtime_chain_binder.hpp"
 #include "loupe/params/detail/runtime_chain_parser.hpp"
-#include "loupe/params/detail/runtime_chain_steps.hpp"
+#include "loupe/params/detail/site_binding.hpp"
 #include "loupe/params/detail/signature_matcher.hpp"
 #include "loupe/params/detail/signature_parser.hpp"
 #include "loupe/params/detail/type_desc.hpp"
@@ -44,61 +43,6 @@
 #include "loupe/params/method_site.hpp"
 
 namespace loupe::detail {
-
-/// How one entry gets its value (`timing`: none, the spec only selects the method).
-enum class entry_source : std::uint8_t { compiled, runtime, failed, timing };
-
-/// One spec applied to a site.
-struct binding_entry {
-    std::uint8_t slot = 0;
-    std::uint32_t spec = 0;
-    entry_source source = entry_source::failed;
-    std::uint8_t param = 0;          ///< runtime: the parameter the chain starts from
-    std::uint16_t compiled = 0;      ///< compiled: which of the site's chains
-    std::uint32_t value_bytes = 256;  ///< the session's value budget
-    bool cpu = false;                ///< data=cpu
-    bool receiver_dependent = false;
-    match_mode match = match_mode::subclasses;
-    std::shared_ptr<const signature> selector;  ///< for the receiver check
-    std::shared_ptr<const bound_chain> chain;   ///< runtime
-    std::uint64_t specs_version = 0;            ///< the spec set it came from (slot_specs::version)
-
-    /// Same spec of the same spec set applied the same way.
-    bool same_as(const binding_entry& o) const noexcept {
-        return slot == o.slot && spec == o.spec && source == o.source && param == o.param &&
-               compiled == o.compiled && specs_version == o.specs_version;
-    }
-};
-
-/// The entries of one site for one generation of specs. Immutable, except for
-/// the receiver cache (append-only, atomics).
-struct alignas(64) site_binding {
-    static constexpr unsigned max_entries = 64;
-    static constexpr unsigned receiver_cache_size = 8;
-    struct receiver_mask {
-        const std::type_info* type;
-        std::uint64_t mask;
-    };
-
-    std::vector<binding_entry, cache_line_allocator<binding_entry>> entries;  ///< ordered by (slot, spec, chain)
-    std::uint64_t slots = 0;             ///< sessions with at least one entry
-    std::uint64_t fixed_mask = 0;        ///< entries that apply whatever the receiver
-    bool receiver_dependent = false;
-    /// Every entry applies whatever the receiver, none asks for data=cpu and
-    /// all their values fit one unit whatever they are: a call from a thread
-    /// that every session of `slots` records evaluates them one after the
-    /// other, without the per-entry checks.
-    bool straight = false;
-    /// Straight, and the entries are the site's compile-time chains 0..n-1 in
-    /// order, of one spec: evaluated inline, chain after chain.
-    bool compiled_run = false;
-    /// Straight: the most ring records a call's unit takes (header record and
-    /// payload), which its entry opens in place (ring::open_frame).
-    std::uint32_t frame_records = 0;
-    std::string site_class;   ///< D, the class whose method body holds the site
-    mutable std::atomic<const receiver_mask*> cache[receiver_cache_size] = {};
-    mutable std::vector<std::unique_ptr<receiver_mask>> cache_storage;  // under the registry mutex
-};
 
 /// The process-wide registry of method sites and of the specs each session
 /// slot runs. Slow paths only (start/stop/set_params, first call after a change).
@@ -148,16 +92,12 @@ public:
         return result;
     }
 
-    /// Host thread: which entries of `b` apply to a call on a receiver of
-    /// dynamic type `receiver` whose static type (the site's class) is
-    /// `declared` (cached per dynamic type).
+    /// Host thread, on a miss of the binding's receiver cache: which entries
+    /// of `b` apply to a call on a receiver of dynamic type `receiver` whose
+    /// static type (the site's class) is `declared`; adds the answer to the
+    /// cache.
     std::uint64_t entries_for(const site_binding& b, const std::type_info& receiver,
                               const std::type_info& declared) noexcept {
-        for (const auto& slot : b.cache) {
-            const site_binding::receiver_mask* m = slot.load(std::memory_order_acquire);
-            if (m == nullptr) break;
-            if (m->type == &receiver || *m->type == receiver) return m->mask;
-        }
         std::lock_guard<std::mutex> lock(mutex_);
         try {
             const std::uint64_t mask = receiver_mask_locked(b, receiver == declared ? nullptr : &receiver);
@@ -379,8 +319,25 @@ inline void publish_specs_for_runtime(int slot, std::shared_ptr<void> specs, std
     methods_registry().set_slot(slot, std::move(typed), std::move(log));
 }
 
+inline const site_binding* bind_for_site(method_site& s, const type_desc* const* types, std::size_t type_count,
+                                         const std::type_info* receiver) noexcept {
+    return methods_registry().bind(s, types, type_count, receiver);
+}
+
+inline std::uint64_t entries_for_receiver(const site_binding& b, const std::type_info& receiver,
+                                          const std::type_info& declared) noexcept {
+    return methods_registry().entries_for(b, receiver, declared);
+}
+
 inline constexpr params_backend method_params_backend{&compile_specs_for_runtime, &publish_specs_for_runtime};
-inline const bool method_params_backend_installed =
-    (g_params_backend.store(&method_params_backend, std::memory_order_release), true);
+
+// Installed at static initialization by every translation unit that includes
+// this header (before main, so before any session with specs can start).
+inline const bool method_params_backend_installed = [] {
+    g_method_binder.bind.store(&bind_for_site, std::memory_order_release);
+    g_method_binder.entries_for.store(&entries_for_receiver, std::memory_order_release);
+    g_params_backend.store(&method_params_backend, std::memory_order_release);
+    return true;
+}();
 
 }  // namespace loupe::detail
