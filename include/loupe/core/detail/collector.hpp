@@ -3,7 +3,8 @@
 // into `dropped` records, and runs session begin/end. All sink calls happen
 // here, so sinks never see two threads.
 //
-// Included at the end of runtime.hpp; not a header to include on its own.
+// Members of `runtime` (runtime_class.hpp) that run on the collector thread.
+// Include runtime.hpp, which has the class and these.
 #pragma once
 
 #include <pthread.h>
@@ -15,7 +16,7 @@
 #include <utility>
 #include <vector>
 
-#include "loupe/core/detail/runtime.hpp"
+#include "loupe/core/detail/runtime_class.hpp"
 
 namespace loupe::detail {
 

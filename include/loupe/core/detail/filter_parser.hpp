@@ -11,25 +11,29 @@
 #include <string_view>
 #include <vector>
 
-#include "loupe/core/filter.hpp"
+#include "loupe/core/filter_terms.hpp"
 
 namespace loupe::detail {
 
-/// Parses one filter text; one use per object. Throws `filter_error`.
+/// Parses one filter text into a `Filter` (loupe::filter, built through its
+/// make_test, join and negate); one use per object. Throws `filter_error`.
+/// A template only so that the parser needs the filter's terms, not the
+/// filter: core/filter.hpp includes this file, not the other way round.
+template <class Filter>
 class filter_parser {
 public:
     explicit filter_parser(std::string_view text) : text_(text) {}
 
-    filter parse() {
+    Filter parse() {
         if (text_.size() > filter_max_text_bytes) {
             fail(filter_max_text_bytes, "expected at most " + std::to_string(filter_max_text_bytes) +
                                             " bytes of filter text, found " + std::to_string(text_.size()) + " bytes");
         }
         next();
         if (tok_.kind == token_kind::end) {
-            return filter();
+            return Filter();
         }
-        filter f = parse_or("");
+        Filter f = parse_or("");
         if (tok_.kind != token_kind::end) {
             fail(tok_.pos, expected_operator("'&&', '||' or end of filter"));
         }
@@ -219,44 +223,44 @@ private:
     }
 
     // or_expr := and_expr ( "||" and_expr )*
-    filter parse_or(const char* after) {
-        std::vector<filter> parts;
+    Filter parse_or(const char* after) {
+        std::vector<Filter> parts;
         parts.push_back(parse_and(after));
         while (tok_.kind == token_kind::or_) {
             next();
             parts.push_back(parse_and(" after '||'"));
         }
-        return filter::join(filter_op::or_, parts.data(), parts.size());
+        return Filter::join(filter_op::or_, parts.data(), parts.size());
     }
 
     // and_expr := unary ( "&&" unary )*
-    filter parse_and(const char* after) {
-        std::vector<filter> parts;
+    Filter parse_and(const char* after) {
+        std::vector<Filter> parts;
         parts.push_back(parse_unary(after));
         while (tok_.kind == token_kind::and_) {
             next();
             parts.push_back(parse_unary(" after '&&'"));
         }
-        return filter::join(filter_op::and_, parts.data(), parts.size());
+        return Filter::join(filter_op::and_, parts.data(), parts.size());
     }
 
     // unary := "!" unary | primary. A '(' right after '!' shares the '!''s nesting level.
-    filter parse_unary(const char* after) {
+    Filter parse_unary(const char* after) {
         if (tok_.kind != token_kind::bang) {
             return parse_primary(after);
         }
         enter();
         next();
-        filter operand = tok_.kind == token_kind::lparen ? parse_group() : parse_unary(" after '!'");
+        Filter operand = tok_.kind == token_kind::lparen ? parse_group() : parse_unary(" after '!'");
         --depth_;
-        return filter::negate(std::move(operand));
+        return Filter::negate(std::move(operand));
     }
 
     // primary := "(" or_expr ")" | test
-    filter parse_primary(const char* after) {
+    Filter parse_primary(const char* after) {
         if (tok_.kind == token_kind::lparen) {
             enter();
-            filter inner = parse_group();
+            Filter inner = parse_group();
             --depth_;
             return inner;
         }
@@ -267,10 +271,10 @@ private:
     }
 
     /// "(" or_expr ")", at the '('; the caller has counted its level.
-    filter parse_group() {
+    Filter parse_group() {
         const std::size_t open = tok_.pos;
         next();
-        filter inner = parse_or(" after '('");
+        Filter inner = parse_or(" after '('");
         if (tok_.kind != token_kind::rparen) {
             const std::string closing = "')' to close '(' at column " + std::to_string(open + 1);
             fail(tok_.pos, tok_.kind == token_kind::end ? "expected " + closing + ", found end of filter"
@@ -281,7 +285,7 @@ private:
     }
 
     // test := KEY ("==" | "!=" | "~") STRING | KEY "in" "[" STRING ("," STRING)* "]"
-    filter parse_test() {
+    Filter parse_test() {
         filter_key key{};
         if (!filter_key_from_name(tok_.value, key)) {
             fail(tok_.pos,
@@ -324,7 +328,7 @@ private:
             fail(tok_.pos, std::string("expected '==', '!=', 'in' or '~' after field '") + filter_key_name(key) +
                                "', found " + describe());
         }
-        return filter::make_test(op, key, std::move(values));
+        return Filter::make_test(op, key, std::move(values));
     }
 
     /// The current token as the string literal of a test on `key`; moves past it.
@@ -360,6 +364,3 @@ private:
 
 }  // namespace loupe::detail
 
-namespace loupe {
-inline filter filter::parse(std::string_view text) { return detail::filter_parser(text).parse(); }
-}  // namespace loupe

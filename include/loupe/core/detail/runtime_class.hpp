@@ -1,0 +1,779 @@
+// The process-wide runtime: session slots, the rings of all threads, and the
+// collector thread that drains rings and routes records to session sinks.
+// This file has the class, its instance, the fork and exit hooks and the
+// host threads' slow paths; collector.hpp has the collector's members.
+// Include runtime.hpp, which has both.
+//
+// Why it looks like this:
+// - One instance per process, reached through LOUPE_API functions, so shared
+//   libraries built with hidden visibility share it (see config.hpp).
+// - The heavy object is created on first use (the first session start) and
+//   never destroyed: an atexit hook stops sessions and joins the collector
+//   instead, so static destructors that still record find a live object.
+// - fork(): the child gets a fresh runtime lazily; the parent's sessions,
+//   rings and files are abandoned in the child untouched (never flushed or
+//   closed there), so the child cannot write into the parent's traces.
+#pragma once
+
+#include "loupe/base/config.hpp"
+
+#include <errno.h>
+#include <pthread.h>
+#include <unistd.h>
+#if LOUPE_OS_LINUX
+#    include <sys/syscall.h>
+#endif
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <shared_mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#if LOUPE_OS_LINUX
+#    include <sys/syscall.h>
+#endif
+
+#include "loupe/base/clock.hpp"
+#include "loupe/base/error.hpp"
+#include "loupe/base/error_handler.hpp"
+#include "loupe/core/detail/context_record.hpp"
+#include "loupe/core/detail/hot_state.hpp"
+#include "loupe/core/detail/ring.hpp"
+#include "loupe/core/detail/session_metrics.hpp"
+#include "loupe/core/detail/session_state.hpp"
+#include "loupe/core/detail/thread_state.hpp"
+#include "loupe/core/filter.hpp"
+#include "loupe/core/os_thread_id.hpp"
+#include "loupe/core/params_backend.hpp"
+#include "loupe/core/recorder.hpp"
+#include "loupe/core/session_config.hpp"
+#include "loupe/core/zone_metrics.hpp"
+#include "loupe/metrics/registry.hpp"
+
+namespace loupe::detail {
+
+
+/// Internal counters, for tests and diagnostics.
+struct runtime_counters {
+    std::uint64_t rings_created = 0;  ///< rings ever allocated by this runtime
+    std::uint64_t rings_live = 0;     ///< rings owned by threads or awaiting drain
+    std::uint64_t rings_pooled = 0;   ///< drained rings kept for reuse
+};
+
+class runtime {
+public:
+    static constexpr std::size_t max_rings = 4096;    ///< threads recording at once
+    static constexpr std::size_t max_pooled_rings = 64;
+    static constexpr std::size_t min_ring_bytes = 256;
+    static constexpr std::size_t max_ring_bytes = std::size_t{1} << 30;
+
+    runtime()
+        : clock_(process_clock()), pid_(static_cast<std::uint32_t>(::getpid())), process_name_(current_process_name()) {
+        g_hot.use_tsc.store(clock_.uses_tsc(), std::memory_order_relaxed);
+        if (pthread_key_create(&exit_key_, &on_thread_exit) != 0) {
+            throw error("loupe: cannot create the thread-exit key (pthread_key_create failed)");
+        }
+    }
+    runtime(const runtime&) = delete;
+    runtime& operator=(const runtime&) = delete;
+
+    const tick_clock& clock() const noexcept { return clock_; }
+
+    // ------------------------------------------------------------- sessions
+
+    /// Any thread. Validates `cfg`, takes a slot and arms the session.
+    std::shared_ptr<session_state> start(session_config cfg) {
+        validate(cfg);
+        internal_allocation_scope internal;
+        std::shared_ptr<const filter> thread_filter = parse_filter(cfg.name, cfg.filter);
+        auto s = std::make_shared<session_state>();
+        s->metrics = session_metrics::resolve(cfg.name, cfg.metrics);
+        std::shared_ptr<void> specs;
+        if (cfg.kinds & kinds::methods) {
+            s->param_log = std::make_shared<session_param_log>();
+            s->param_value_bytes = cfg.param_value_bytes;
+            if (!cfg.params.empty()) specs = params().compile(cfg.name, cfg.params, cfg.param_value_bytes, *s->param_log);
+        }
+        s->metric_totals_interval = cfg.metric_totals_interval;
+        s->info.metrics = s->metrics.infos().data();
+        s->info.metric_count = s->metrics.infos().size();
+        s->name = std::move(cfg.name);
+        s->kinds = cfg.kinds;
+        s->overflow = cfg.overflow;
+        s->ring_bytes = cfg.ring_bytes;
+        s->owner = this;
+        for (auto& k : cfg.sinks) s->sinks.push_back({std::move(k), false});
+
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (shutting_down_) throw error("cannot start session '" + s->name + "': the process is exiting");
+        int slot = -1;
+        for (int i = 0; i < max_sessions; ++i) {
+            if (!slots_[i]) {
+                slot = i;
+                break;
+            }
+        }
+        if (slot < 0) {
+            throw error("cannot start session '" + s->name + "': " + std::to_string(max_sessions) +
+                        " sessions are active; stop one first");
+        }
+        check_zone_metrics_locked(*s);
+        ensure_collector_locked();
+        s->slot = slot;
+        s->start_ticks = clock_.now_ticks();
+        s->info.name = s->name;
+        s->info.start_ns = clock_.to_ns(s->start_ticks);
+        s->info.wall_anchor_ns = wall_ns();
+        s->info.pid = pid_;
+        s->info.clock = clock_.source();
+        // Drop counts of this slot start from here: earlier ones belonged to
+        // the slot's previous session, which reported them when it finished.
+        for (ring* r : live_rings_) r->seen_dropped[slot] = r->dropped(slot);
+        ringless_seen_[slot] = ringless_dropped_[slot].load(std::memory_order_relaxed);
+        s->filtered = thread_filter != nullptr;
+        {
+            std::unique_lock<std::shared_mutex> filters(filter_mutex_);
+            slot_filters_[slot] = std::move(thread_filter);
+        }
+        if (!s->metrics.empty()) {
+            metric_registry& registry = metrics_registry();
+            std::lock_guard<std::mutex> blocks(registry.mutex());
+            s->metrics.take_baselines(registry);
+            registry.metric_session_started_locked();
+        }
+        slots_[slot] = s;
+        occupied_slots_.fetch_or(std::uint64_t{1} << slot, std::memory_order_release);
+        if (specs) params().publish(slot, std::move(specs), s->param_log);
+        publish_locked();
+        lock.unlock();
+        wake_collector();
+        return s;
+    }
+
+    /// Any thread but the collector's. Disarms the session, waits until the
+    /// collector has drained every ring once more, written the session's end
+    /// and closed its sinks. Idempotent.
+    session_stats stop(session_state& s) {
+        if (t_state.status == thread_collector) {
+            throw error("cannot stop session '" + s.name + "' from inside a sink (collector thread)");
+        }
+        std::unique_lock<std::mutex> lock(mutex_);
+        if (s.phase == session_phase::starting || s.phase == session_phase::active) {
+            s.phase = session_phase::stopping;
+            s.stop_ticks = clock_.now_ticks();
+            if (s.param_log) {
+                if (const params_backend* b = g_params_backend.load(std::memory_order_acquire)) b->publish(s.slot, nullptr, nullptr);
+            }
+            publish_locked();
+            wake_ = true;
+            wake_cv_.notify_one();
+        }
+        done_cv_.wait(lock, [&] { return s.phase == session_phase::stopped; });
+        return s.stats();
+    }
+
+    /// Any thread. Replaces the thread filter of a running session; threads
+    /// apply it from their next event. Throws loupe::error for invalid text
+    /// (the old filter stays) or a session that is not running.
+    void set_filter(session_state& s, std::string_view text) {
+        std::shared_ptr<const filter> thread_filter = parse_filter(s.name, text);
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (s.phase != session_phase::starting && s.phase != session_phase::active) {
+            throw error("cannot change the filter of session '" + s.name + "': it is not running");
+        }
+        s.filtered = thread_filter != nullptr;
+        {
+            std::unique_lock<std::shared_mutex> filters(filter_mutex_);
+            slot_filters_[s.slot].swap(thread_filter);
+        }
+        publish_locked();
+        // The old filter is released here, after no refresh can still use it.
+    }
+
+    /// Any thread. Replaces the parameter specs of a running session; calls
+    /// that enter from now on use them. Throws loupe::error naming the line
+    /// and column for invalid text (the old specs stay), or when the session
+    /// does not record methods or is not running.
+    void set_params(session_state& s, std::string_view text) {
+        if (!s.param_log) {
+            throw error("cannot set the parameter specs of session '" + s.name +
+                        "': it does not record methods (kinds lacks loupe::kinds::methods)");
+        }
+        std::shared_ptr<void> specs = text.empty() ? nullptr : params().compile(s.name, text, s.param_value_bytes, *s.param_log);
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (s.phase != session_phase::starting && s.phase != session_phase::active) {
+            throw error("cannot change the parameter specs of session '" + s.name + "': it is not running");
+        }
+        std::shared_ptr<session_param_log> log = specs ? s.param_log : nullptr;
+        params().publish(s.slot, std::move(specs), std::move(log));
+    }
+
+    /// Host thread, slow path: of the session slots in `candidates`, those
+    /// whose filter does not match `subject`.
+    std::uint64_t filtered_out(std::uint64_t candidates, const filter_subject& subject) const noexcept {
+        std::uint64_t out = 0;
+        std::shared_lock<std::shared_mutex> filters(filter_mutex_);
+        for (; candidates != 0; candidates &= candidates - 1) {
+            const int slot = __builtin_ctzll(candidates);
+            const filter* f = slot_filters_[slot].get();
+            if (f == nullptr || !f->matches(subject)) out |= std::uint64_t{1} << slot;
+        }
+        return out;
+    }
+
+    /// This process's name, as filters see it (`process == "..."`).
+    const std::string& process_name() const noexcept { return process_name_; }
+
+    // ------------------------------------------------------------ threads
+
+    /// Host thread, slow path: gives the calling thread a ring. Null when the
+    /// process is exiting, too many threads record at once, or memory is out.
+    ring* acquire_ring(thread_state& ts) noexcept {
+        internal_allocation_scope internal;
+        try {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (shutting_down_) return nullptr;
+            std::size_t want = ring::records_for_bytes(g_hot.ring_bytes.load(std::memory_order_relaxed));
+            ring* r = take_pooled_locked(want);
+            if (!r) {
+                if (live_rings_.size() >= max_rings) return nullptr;
+                r = new ring(want);
+                ++counters_.rings_created;
+            }
+            thread_metrics* const block = t_metric_thread.block;
+            r->thread_id = block && block->thread_id.load(std::memory_order_relaxed) != 0
+                               ? block->thread_id.load(std::memory_order_relaxed)
+                               : ++next_thread_id_;
+            if (block) block->thread_id.store(r->thread_id, std::memory_order_relaxed);
+            t_metric_thread.thread_id = r->thread_id;
+            r->os_tid = current_os_tid();
+            r->set_name(ts.pending_name[0] ? ts.pending_name : os_thread_name().c_str());
+            live_rings_.push_back(r);
+            ts.owned_ring = r;
+            ts.status = thread_has_ring;
+            pthread_setspecific(exit_key_, r);
+            return r;
+        } catch (...) {
+            return nullptr;
+        }
+    }
+
+    /// Host thread: counts an event that had no ring to go to.
+    void count_ringless(std::uint64_t sessions) noexcept {
+        while (sessions != 0) {
+            int slot = __builtin_ctzll(sessions);
+            sessions &= sessions - 1;
+            ringless_dropped_[slot].fetch_add(1, std::memory_order_relaxed);
+        }
+    }
+
+    bool collector_running() const noexcept { return collector_running_.load(std::memory_order_acquire); }
+
+    void wake_collector() noexcept {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            wake_ = true;
+        }
+        wake_cv_.notify_one();
+    }
+
+    runtime_counters counters() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        runtime_counters c = counters_;
+        c.rings_live = live_rings_.size();
+        c.rings_pooled = pool_.size();
+        return c;
+    }
+
+    /// At exit: stops every session (flushing its sinks) and joins the collector.
+    void shutdown() noexcept {
+        std::vector<std::shared_ptr<session_state>> active;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (shutting_down_) return;
+            for (auto& s : slots_) {
+                if (s) active.push_back(s);
+            }
+        }
+        for (auto& s : active) {
+            try {
+                stop(*s);
+            } catch (...) {
+            }
+        }
+        std::thread collector;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            shutting_down_ = true;
+            wake_ = true;
+            collector = std::move(collector_);
+        }
+        wake_cv_.notify_one();
+        if (collector.joinable()) collector.join();
+    }
+
+    // ------------------------------------------------------------- fork
+
+    std::mutex& mutex() noexcept { return mutex_; }
+    pthread_key_t exit_key() const noexcept { return exit_key_; }
+
+private:
+    // Null for an empty filter (every thread matches).
+    static std::shared_ptr<const filter> parse_filter(const std::string& session_name, std::string_view text) {
+        try {
+            filter parsed = filter::parse(text);
+            if (parsed.matches_everything()) return nullptr;
+            return std::make_shared<const filter>(std::move(parsed));
+        } catch (const filter_error& e) {
+            throw error("session '" + session_name + "': " + e.what());
+        }
+    }
+
+    // The parameter backend (params/method.hpp); configuring specs without it is a usage error.
+    static const params_backend& params() {
+        const params_backend* b = g_params_backend.load(std::memory_order_acquire);
+        if (b == nullptr) {
+            throw error("parameter specs need <loupe/session.hpp> (or <loupe/params/specs.hpp>) in the program");
+        }
+        return *b;
+    }
+
+    static std::string current_process_name() {
+#if LOUPE_OS_LINUX && defined(__GLIBC__)
+        return program_invocation_short_name ? program_invocation_short_name : "";
+#else
+        return {};
+#endif
+    }
+
+    static void validate(const session_config& cfg) {
+        const std::string who = "session '" + cfg.name + "': ";
+        if (cfg.kinds == 0 || (cfg.kinds & ~kinds::all) != 0) {
+            throw error(who + "kinds = " + std::to_string(cfg.kinds) +
+                        ": expected a non-empty OR of loupe::kinds::zones, instants, counters, io, methods, flows");
+        }
+        if (cfg.sinks.empty()) throw error(who + "sinks is empty: expected at least one sink");
+        for (std::size_t i = 0; i < cfg.sinks.size(); ++i) {
+            if (!cfg.sinks[i]) throw error(who + "sinks[" + std::to_string(i) + "] is null");
+        }
+        if (cfg.metric_totals_interval.count() < 0) {
+            throw error(who + "metric_totals_interval = " + std::to_string(cfg.metric_totals_interval.count()) +
+                        " ms: expected 0 (only at the stop) or a positive interval");
+        }
+        if (!cfg.params.empty() && !(cfg.kinds & kinds::methods)) {
+            throw error(who + "params are given but kinds lacks loupe::kinds::methods: specs apply to method calls");
+        }
+        if (cfg.param_value_bytes < 8 || cfg.param_value_bytes > 4096) {
+            throw error(who + "param_value_bytes = " + std::to_string(cfg.param_value_bytes) + ": expected 8 to 4096");
+        }
+        if (cfg.ring_bytes < min_ring_bytes || cfg.ring_bytes > max_ring_bytes) {
+            throw error(who + "ring_bytes = " + std::to_string(cfg.ring_bytes) + ": expected " +
+                        std::to_string(min_ring_bytes) + " to " + std::to_string(max_ring_bytes));
+        }
+    }
+
+    static std::string os_thread_name() {
+        char buf[64] = {};
+#if LOUPE_OS_LINUX
+        pthread_getname_np(pthread_self(), buf, sizeof buf);
+#endif
+        return buf;
+    }
+
+    // Makes the hot words describe the sessions that are starting or active.
+    void publish_locked() noexcept {
+        std::uint32_t armed = 0;
+        std::uint64_t active = 0, block = 0, filtered = 0, ring_bytes = 0, metric_slots = 0, zone_metrics = 0;
+        for (int i = 0; i < max_sessions; ++i) {
+            const auto& s = slots_[i];
+            bool on = s && (s->phase == session_phase::starting || s->phase == session_phase::active);
+            g_hot.slot_kinds[i].store(on ? s->kinds : 0, std::memory_order_relaxed);
+            if (!on) continue;
+            armed |= s->kinds;
+            active |= std::uint64_t{1} << i;
+            if (s->overflow == overflow_policy::block) block |= std::uint64_t{1} << i;
+            if (s->filtered) filtered |= std::uint64_t{1} << i;
+            ring_bytes = std::max<std::uint64_t>(ring_bytes, s->ring_bytes);
+            if (s->metrics.zone_mask() != 0) metric_slots |= std::uint64_t{1} << i;
+            zone_metrics |= s->metrics.zone_mask();
+        }
+        g_hot.plan.store(plan_for_locked(zone_metrics), std::memory_order_relaxed);
+        g_hot.metric_slots.store(metric_slots, std::memory_order_relaxed);
+        g_hot.active_slots.store(active, std::memory_order_relaxed);
+        g_hot.block_slots.store(block, std::memory_order_relaxed);
+        g_hot.filtered_slots.store(filtered, std::memory_order_relaxed);
+        if (ring_bytes != 0) g_hot.ring_bytes.store(ring_bytes, std::memory_order_relaxed);
+        g_hot.epoch.fetch_add(1, std::memory_order_release);
+        g_hot.armed.store(armed, std::memory_order_release);
+    }
+
+    // Start: the metrics zones carry, over this session and the running ones,
+    // must fit a zone's unit.
+    void check_zone_metrics_locked(const session_state& s) const {
+        std::uint64_t all = s.metrics.zone_mask();
+        for (const auto& other : slots_) {
+            if (other && (other->phase == session_phase::starting || other->phase == session_phase::active)) {
+                all |= other->metrics.zone_mask();
+            }
+        }
+        const int n = __builtin_popcountll(all);
+        if (n > static_cast<int>(max_zone_metrics)) {
+            throw error("cannot start session '" + s.name + "': with the sessions running, zones would carry " +
+                        std::to_string(n) + " metrics; at most " + std::to_string(max_zone_metrics));
+        }
+    }
+
+    // The plan reading the metrics in `mask` (null for none). Plans are kept
+    // for the process lifetime (a zone may still hold one), one per distinct
+    // set, so there are at most as many as sets ever used.
+    const metric_plan* plan_for_locked(std::uint64_t mask) {
+        if (mask == 0) return nullptr;
+        for (const auto& p : plans_) {
+            std::uint64_t m = 0;
+            for (std::uint32_t i = 0; i < p->count; ++i) m |= std::uint64_t{1} << p->ids[i];
+            if (m == mask) return p.get();
+        }
+        try {
+            auto p = std::make_unique<metric_plan>();
+            const metric_registry& registry = metrics_registry();
+            for (; mask != 0 && p->count < max_zone_metrics; mask &= mask - 1) {
+                const auto id = static_cast<metric_id>(__builtin_ctzll(mask));
+                p->ids[p->count] = id;
+                p->sources[p->count] = registry.definition(id).source;
+                ++p->count;
+            }
+            plans_.push_back(std::move(p));
+            return plans_.back().get();
+        } catch (...) {  // out of memory: zones carry no metrics until the next change
+            return nullptr;
+        }
+    }
+
+    ring* take_pooled_locked(std::size_t want_records) {
+        for (std::size_t i = 0; i < pool_.size(); ++i) {
+            ring* r = pool_[i];
+            if (r->capacity() == ring::capacity_for(want_records)) {
+                pool_[i] = pool_.back();
+                pool_.pop_back();
+                return r;
+            }
+        }
+        return nullptr;
+    }
+
+    void ensure_collector_locked() {
+        if (collector_.joinable()) return;
+        collector_running_.store(true, std::memory_order_release);
+        try {
+            collector_ = std::thread([this] { collector_main(); });
+        } catch (const std::exception& e) {
+            collector_running_.store(false, std::memory_order_release);
+            throw error(std::string("cannot start loupe's collector thread: ") + e.what());
+        }
+    }
+
+    static void on_thread_exit(void* p) noexcept;
+
+    // ------------------------------------------------------------ collector
+
+    void collector_main() noexcept;
+    struct drain_result {
+        std::size_t consumed = 0;
+        bool complete = true;  ///< false: stopped at a record of a session newer than the snapshot
+    };
+    drain_result drain_ring(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask) noexcept;
+    class unit_router;
+    void deliver_unit(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
+                      record& rec) noexcept;
+    void send_param_news(session_state& s) noexcept;
+    void report_drops(ring* r, session_state& s) noexcept;
+    void report_ringless_drops(session_state& s) noexcept;
+    void begin_session(session_state& s) noexcept;
+    void finish_session(session_state& s, const std::vector<ring*>& rings) noexcept;
+    void report_metric_totals(session_state& s, const std::vector<ring*>& rings) noexcept;
+    void report_metric_totals_if_due(session_state& s, const std::vector<ring*>& rings) noexcept;
+
+    const tick_clock& clock_;
+    const std::uint32_t pid_;
+    const std::string process_name_;
+    // Thread filters by slot. Host threads read them (shared) when they
+    // re-evaluate their session masks; start/set_filter replace them.
+    mutable std::shared_mutex filter_mutex_;
+    std::shared_ptr<const filter> slot_filters_[max_sessions];
+    pthread_key_t exit_key_{};
+
+    std::mutex mutex_;  // guards everything below unless noted
+    std::shared_ptr<session_state> slots_[max_sessions];
+    std::vector<ring*> live_rings_;
+    std::vector<ring*> pool_;
+    std::uint64_t next_thread_id_ = 0;
+    std::vector<std::unique_ptr<metric_plan>> plans_;
+    runtime_counters counters_;
+    bool shutting_down_ = false;
+    bool wake_ = false;
+    std::condition_variable wake_cv_;
+    std::condition_variable done_cv_;
+    std::thread collector_;
+    std::atomic<bool> collector_running_{false};
+
+    /// Slots holding a session in any phase until the collector finished it
+    /// (written under mutex_, read by the collector without it).
+    std::atomic<std::uint64_t> occupied_slots_{0};
+    std::atomic<std::uint64_t> ringless_dropped_[max_sessions] = {};
+    std::uint64_t ringless_seen_[max_sessions] = {};  // collector only
+    // Collector only: the deltas a record carries to one session. A member,
+    // not a local: a local array is zeroed for every record and session.
+    alignas(64) metric_value selected_metrics_[max_zone_metrics];
+};
+
+// ------------------------------------------------------------- the instance
+
+LOUPE_API inline std::atomic<runtime*>& runtime_pointer() {
+    static std::atomic<runtime*> instance{nullptr};
+    return instance;
+}
+
+LOUPE_API inline std::mutex& runtime_init_mutex() {
+    static std::mutex* m = new std::mutex;  // never destroyed: used at exit and in fork handlers
+    return *m;
+}
+
+void install_process_hooks();
+inline void install_recorder_hooks() noexcept;
+
+/// The runtime of this process, created on first use. Thread-safe.
+inline runtime& rt() {
+    runtime* r = runtime_pointer().load(std::memory_order_acquire);
+    if (LOUPE_LIKELY(r != nullptr)) return *r;
+    std::lock_guard<std::mutex> lock(runtime_init_mutex());
+    r = runtime_pointer().load(std::memory_order_relaxed);
+    if (!r) {
+        r = new runtime;
+        install_recorder_hooks();
+        runtime_pointer().store(r, std::memory_order_release);
+        install_process_hooks();
+    }
+    return *r;
+}
+
+// ------------------------------------------------------------- fork and exit
+
+inline void fork_prepare() noexcept {
+    runtime_init_mutex().lock();
+    if (runtime* r = runtime_pointer().load(std::memory_order_acquire)) r->mutex().lock();
+    error_handler_state().mutex.lock();
+}
+
+inline void fork_parent() noexcept {
+    error_handler_state().mutex.unlock();
+    if (runtime* r = runtime_pointer().load(std::memory_order_acquire)) r->mutex().unlock();
+    runtime_init_mutex().unlock();
+}
+
+// The child has one thread (this one). The parent's runtime stays behind,
+// locked and untouched; a new one is made when the child starts a session.
+inline void fork_child() noexcept {
+    error_handler_state().mutex.unlock();
+    if (runtime* old = runtime_pointer().load(std::memory_order_acquire)) {
+        pthread_setspecific(old->exit_key(), nullptr);
+    }
+    runtime_pointer().store(nullptr, std::memory_order_release);
+    g_hot.armed.store(0, std::memory_order_relaxed);
+    g_hot.active_slots.store(0, std::memory_order_relaxed);
+    g_hot.block_slots.store(0, std::memory_order_relaxed);
+    for (auto& k : g_hot.slot_kinds) k.store(0, std::memory_order_relaxed);
+    g_hot.epoch.fetch_add(1, std::memory_order_release);
+    thread_state& ts = t_state;
+    // A method call running on this thread may have its values waiting in
+    // the ring left behind: onto the value stack with them, where its exit
+    // finds them (params/method.hpp).
+    if (ts.owned_ring != nullptr) ts.owned_ring->set_aside_waiting_frame();
+    ts.owned_ring = nullptr;
+    t_metric_thread.thread_id = 0;
+    ts.os_tid = 0;  // the child's thread has its own id
+    if (ts.status == thread_has_ring) ts.status = thread_fresh;
+    runtime_init_mutex().unlock();
+}
+
+inline void at_exit() noexcept {
+    if (runtime* r = runtime_pointer().load(std::memory_order_acquire)) r->shutdown();
+}
+
+LOUPE_API inline std::atomic<bool>& process_hooks_installed() {
+    static std::atomic<bool> installed{false};
+    return installed;
+}
+
+// Called with runtime_init_mutex held. Once per process image (a forked
+// child inherits both registrations).
+inline void install_process_hooks() {
+    if (process_hooks_installed().exchange(true)) return;
+    pthread_atfork(&fork_prepare, &fork_parent, &fork_child);
+    std::atexit(&at_exit);
+}
+
+// ------------------------------------------------------------- slow paths
+
+inline void runtime::on_thread_exit(void* p) noexcept {
+    auto* r = static_cast<ring*>(p);
+    thread_state& ts = t_state;
+    ts.owned_ring = nullptr;
+    ts.status = thread_exiting;
+    t_metric_thread.exiting = true;
+    t_metric_thread.thread_id = 0;
+    if (ts.values != nullptr) {  // no call of this thread is open any more
+        internal_allocation_scope internal;
+        delete ts.values;
+        ts.values = nullptr;
+    }
+    r->retired.store(true, std::memory_order_release);
+    if (runtime* rtp = runtime_pointer().load(std::memory_order_acquire)) rtp->wake_collector();
+}
+
+// Gets the calling thread a ring if it has none and calls `try_push(ring&)`;
+// when the ring is full and one of `sessions` has the block policy, waits for
+// the collector. The caller counts what was not pushed.
+template <class TryPush>
+push_outcome push_waiting(thread_state& ts, std::uint64_t sessions, TryPush&& try_push) noexcept {
+    if (ts.owned_ring == nullptr) {
+        if (ts.status == thread_exiting || ts.status == thread_collector) return push_outcome::no_ring;
+        if (rt().acquire_ring(ts) == nullptr) return push_outcome::no_ring;
+    }
+    ring& rg = *ts.owned_ring;
+    if (try_push(rg)) return push_outcome::pushed;
+    if (sessions & g_hot.block_slots.load(std::memory_order_relaxed)) {
+        runtime& owner = rt();
+        for (unsigned spin = 0; owner.collector_running(); ++spin) {
+            rg.recheck_room();
+            if (try_push(rg)) return push_outcome::pushed;
+            if (!(sessions & g_hot.block_slots.load(std::memory_order_relaxed))) break;
+            if (spin < 64) {
+                std::this_thread::yield();
+            } else {
+                if (spin == 64) owner.wake_collector();
+                std::this_thread::sleep_for(std::chrono::microseconds(50));
+            }
+        }
+    }
+    return push_outcome::full;
+}
+
+// Counts one event of `sessions` that could not be pushed.
+inline void runtime_count_lost(thread_state& ts, push_outcome outcome, std::uint64_t sessions) noexcept {
+    if (outcome == push_outcome::no_ring) {
+        rt().count_ringless(sessions);
+    } else if (outcome == push_outcome::full) {
+        ts.owned_ring->count_dropped(sessions);
+    }
+}
+
+// recorder_hooks::push_records: a unit of `n` records, whole or not at all.
+inline push_outcome runtime_push_records(thread_state& ts, std::uint64_t sessions, const raw_record* unit,
+                                         std::size_t n) noexcept {
+    return push_waiting(ts, sessions, [&](ring& r) { return r.capacity() >= n && r.try_push_n(unit, n); });
+}
+
+// The calling thread's context as filters see it.
+inline filter_subject current_subject(const thread_state& ts, std::string_view process, char (&os_name)[64]) noexcept {
+    filter_subject subject;
+    const context_state& c = t_context;
+    for (std::size_t f = 0; f < context_fields; ++f) subject.fields[f] = c.value(f);
+    if (ts.pending_name[0] != '\0') {
+        subject.thread = ts.pending_name;
+    } else {
+        os_name[0] = '\0';
+#if LOUPE_OS_LINUX
+        pthread_getname_np(pthread_self(), os_name, sizeof os_name);
+#endif
+        subject.thread = os_name;
+    }
+    subject.process = process;
+    return subject;
+}
+
+// Re-evaluates which sessions record this thread (kinds, then filters) after
+// the session set or the thread's context changed, and writes the thread's
+// context to them first, so every event they receive follows the context it
+// belongs to. If that context cannot be written (ring full), the event at
+// hand is counted as lost and the next event tries again.
+inline std::uint64_t runtime_refresh_sessions(thread_state& ts, site_kind kind) noexcept {
+    std::uint64_t epoch = g_hot.epoch.load(std::memory_order_acquire);
+    std::uint64_t by_kind[site_kind_slots] = {};
+    std::uint64_t active = g_hot.active_slots.load(std::memory_order_relaxed);
+    if (ts.status == thread_exiting || ts.status == thread_collector) active = 0;
+    if (const std::uint64_t filtered = active & g_hot.filtered_slots.load(std::memory_order_relaxed)) {
+        const runtime* r = runtime_pointer().load(std::memory_order_acquire);
+        char os_name[64];
+        active &= r ? ~r->filtered_out(filtered, current_subject(ts, r->process_name(), os_name)) : ~filtered;
+    }
+    for (; active != 0; active &= active - 1) {
+        const int slot = __builtin_ctzll(active);
+        const std::uint32_t k = g_hot.slot_kinds[slot].load(std::memory_order_relaxed);
+        for (unsigned kind_index = 1; kind_index < site_kind_slots; ++kind_index) {
+            if (k & (1u << kind_index)) by_kind[kind_index] |= std::uint64_t{1} << slot;
+        }
+    }
+    std::memcpy(ts.sessions_by_kind, by_kind, sizeof by_kind);
+    ts.plan = ((by_kind[static_cast<unsigned>(site_kind::zone)] | by_kind[static_cast<unsigned>(site_kind::method)]) &
+               g_hot.metric_slots.load(std::memory_order_relaxed))
+                  ? g_hot.plan.load(std::memory_order_relaxed)
+                  : nullptr;
+    ts.epoch = epoch;
+    const std::uint64_t wanted = by_kind[static_cast<unsigned>(kind)];
+    std::uint64_t recording = 0;
+    for (const std::uint64_t sessions : by_kind) recording |= sessions;
+    const context_state& c = t_context;
+    const bool has_context = c.length[0] | c.length[1] | c.length[2] | c.length[3] | c.length[4] | c.length[5];
+    if (recording == 0 || (!has_context && !ts.context_shown)) return wanted;
+
+    raw_record blob[max_context_records];
+    const std::size_t n = encode_context(c, read_ticks(), recording, blob);
+    const push_outcome outcome =
+        push_waiting(ts, recording, [&](ring& r) { return r.capacity() < n || r.try_push_n(blob, n); });
+    if (outcome == push_outcome::pushed) {
+        ts.context_shown = has_context;
+        return wanted;
+    }
+    ts.epoch = 0;  // try again at the next event
+    if (wanted != 0) runtime_count_lost(ts, outcome, wanted);
+    return 0;
+}
+
+// Zone exit for a zone that entered with enter_zone_metrics: pops its entry
+// values, reads the metrics again and pushes the zone with the deltas.
+inline void runtime_push_zone_with_metrics(const site* where, std::uint64_t t0, std::uint64_t sessions,
+                                           const metric_plan& plan) noexcept {
+    thread_state& ts = t_state;
+    thread_metrics& b = *t_metric_thread.block;  // set by enter_zone_metrics
+    std::int64_t end[max_zone_metrics];
+    read_plan(plan, b, end);  // first thing at exit
+    const std::uint64_t t1 = read_ticks();
+    b.entry_top -= plan.count;
+    raw_record unit[max_zone_metrics_records];
+    const std::size_t n = pack_zone_with_metrics(where, t0, t1, sessions, plan, b.entry_values + b.entry_top, end, unit);
+    if (LOUPE_LIKELY(ts.owned_ring != nullptr) && LOUPE_LIKELY(ts.owned_ring->try_push_n(unit, n))) return;
+    runtime_count_lost(ts, runtime_push_records(ts, sessions, unit, n), sessions);
+}
+
+// Hands the recorder (core/recorder.hpp) the slow paths above. Called when
+// the runtime is made, before any session can arm.
+inline void install_recorder_hooks() noexcept {
+    g_recorder.refresh_sessions.store(&runtime_refresh_sessions, std::memory_order_release);
+    g_recorder.push_records.store(&runtime_push_records, std::memory_order_release);
+    g_recorder.count_lost.store(&runtime_count_lost, std::memory_order_release);
+    g_recorder.enter_zone_metrics.store(&read_zone_entry_metrics, std::memory_order_release);
+    g_recorder.push_zone_with_metrics.store(&runtime_push_zone_with_metrics, std::memory_order_release);
+}
+
+}  // namespace loupe::detail
+
