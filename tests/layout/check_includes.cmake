@@ -44,7 +44,9 @@ set(loupe_tools_may_include base format text report viewer)
 #  - files directly in include/loupe/ are umbrellas for users: they may
 #    include anything; no file in a layer folder, and no file of the CLI,
 #    may include an umbrella;
-#  - every included loupe header must exist.
+#  - every included loupe header must exist;
+#  - no include cycle among the headers (a file that needs another's
+#    definitions and is needed by it is two jobs in two files, or one).
 # ------------------------------------------------------------------------------
 
 if(NOT DEFINED LOUPE_SOURCE_DIR OR LOUPE_SOURCE_DIR STREQUAL "")
@@ -165,7 +167,13 @@ function(loupe_check_file file from)
             set(path "${CMAKE_MATCH_2}")
             math(EXPR count "${count} + 1")
             if(path MATCHES "^loupe/(.+)$")
-                loupe_check_loupe_include("${rel}:${number}" "${from}" "${CMAKE_MATCH_1}")
+                set(target "${CMAKE_MATCH_1}")
+                loupe_check_loupe_include("${rel}:${number}" "${from}" "${target}")
+                if(rel MATCHES "^include/loupe/(.+)$")  # an edge of the include graph
+                    string(MAKE_C_IDENTIFIER "${CMAKE_MATCH_1}" node)
+                    list(APPEND edges_${node} "${target}")
+                    set(edges_${node} "${edges_${node}}" PARENT_SCOPE)
+                endif()
             elseif(quote STREQUAL "\"")
                 if(from STREQUAL "tools/loupe")
                     get_filename_component(dir "${file}" DIRECTORY)
@@ -224,6 +232,52 @@ foreach(file IN LISTS tool_files)
     loupe_check_file("${file}" "tools/loupe")
     math(EXPR file_count "${file_count} + 1")
 endforeach()
+
+# Include cycles: peel off the headers that include no header still left,
+# then those that no header still left includes; what remains lies on a
+# cycle.
+set(remaining)
+foreach(file IN LISTS headers)
+    file(RELATIVE_PATH inside "${root}/include/loupe" "${file}")
+    list(APPEND remaining "${inside}")
+endforeach()
+foreach(direction out in)
+    set(changed TRUE)
+    while(changed)
+        set(changed FALSE)
+        set(kept)
+        foreach(node IN LISTS remaining)
+            string(MAKE_C_IDENTIFIER "${node}" id)
+            set(linked FALSE)
+            if(direction STREQUAL "out")
+                foreach(target IN LISTS edges_${id})
+                    if(target IN_LIST remaining)
+                        set(linked TRUE)
+                        break()
+                    endif()
+                endforeach()
+            else()
+                foreach(other IN LISTS remaining)
+                    string(MAKE_C_IDENTIFIER "${other}" other_id)
+                    if(node IN_LIST edges_${other_id})
+                        set(linked TRUE)
+                        break()
+                    endif()
+                endforeach()
+            endif()
+            if(linked)
+                list(APPEND kept "${node}")
+            else()
+                set(changed TRUE)
+            endif()
+        endforeach()
+        set(remaining "${kept}")
+    endwhile()
+endforeach()
+if(remaining)
+    list(JOIN remaining ", " cycle)
+    list(APPEND violations "include/loupe/: include cycle among ${cycle}")
+endif()
 
 list(LENGTH violations violation_count)
 if(violation_count GREATER 0)
