@@ -2,4 +2,3 @@
 #pragma once
 #include "loupe/core/zone.hpp"
 #include "loupe/io/detail/io_wire.hpp"
-#include "loupe/report/stats.hpp"

@@ -1,3 +1,3 @@
-// fake: fine (io -> core)
+// fake: fine (io -> base)
 #pragma once
-#include "loupe/core/zone.hpp"
+#include "loupe/base/config.hpp"
