@@ -339,12 +339,16 @@ private:
 
 // The unit in `r.collector_payload` is complete: its codec decodes and sends
 // it. `rec` is the drain's record (its thread set), reused rather than a new
-// one zeroed for every unit: the views a codec may point it at are reset
-// afterwards (the drain sets the other fields for every record).
+// one zeroed for every unit: the fields a plain record sets are cleared
+// before the codec runs, the views a codec may point it at after.
 inline void runtime::deliver_unit(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
                                   record& rec) noexcept {
     ring::pending_payload& unit = r.collector_payload;
     unit_router router(*this, r, live, live_mask, rec);
+    rec.where = nullptr;  // what the drain sets for every plain record: a codec sets what it uses
+    rec.begin_ns = rec.end_ns = 0;
+    rec.value = 0.0;
+    rec.flow_id = 0;
     unit.codec->deliver(router);
     rec.context = nullptr;
     rec.io = nullptr;
