@@ -7,10 +7,11 @@
 # and the same small amount of work, no loupe).
 #
 #   std_only.cpp          the baseline
+#   one_zone.cpp          <loupe/loupe.hpp> and one LOUPE_ZONE around the same work
 #   instrumenting.cpp     <loupe/loupe.hpp>: zone, instant, counter, context, flow
 #   method_site.cpp       + <loupe/params.hpp> and <loupe/io.hpp>: one method site, one wrapped read
 #   session_starting.cpp  <loupe/session.hpp>: start a session with a file sink, stop it
-#   compiled_out.cpp      instrumenting.cpp with -DLOUPE_ENABLED=0
+#   compiled_out.cpp      one_zone.cpp with -DLOUPE_ENABLED=0
 #
 # usage: bash bench/compile_cost.sh [-n RUNS]     (from the repository root)
 #   CXX    the compiler (default g++), e.g. CXX=clang++ or CXX="ccache g++"
@@ -58,6 +59,7 @@ flags=(-O2 -std=c++17 -Iinclude)
 # name|source|extra flags
 units=(
     "std_only|bench/compile_cost/std_only.cpp|"
+    "one_zone|bench/compile_cost/one_zone.cpp|"
     "instrumenting|bench/compile_cost/instrumenting.cpp|"
     "method_site|bench/compile_cost/method_site.cpp|"
     "session_starting|bench/compile_cost/session_starting.cpp|"

@@ -1,3 +1,3 @@
-// instrumenting.cpp with the instrumentation compiled out: compile_cost.sh
+// one_zone.cpp with the instrumentation compiled out: compile_cost.sh
 // compiles this file with -DLOUPE_ENABLED=0.
-#include "instrumenting.cpp"
+#include "one_zone.cpp"

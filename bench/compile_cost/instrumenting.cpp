@@ -1,7 +1,7 @@
 // Compile cost of a file that instruments (bench/compile_cost.sh): the
 // everyday macros and scopes of <loupe/loupe.hpp>, plus std_only.cpp's work.
-// compiled_out.cpp is this file with LOUPE_ENABLED=0. The standard headers
-// are std_only.cpp's, so that the difference is loupe's alone.
+// The standard headers are std_only.cpp's, so that the difference is loupe's
+// alone.
 #include <loupe/loupe.hpp>
 
 #include <atomic>
