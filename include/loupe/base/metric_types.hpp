@@ -1,5 +1,5 @@
-// Metric vocabulary shared by the recording side (metrics.hpp) and the sink
-// interface (sink.hpp): ids, sources, and the views sinks receive.
+// Metric vocabulary shared by the recording side (metrics/) and the sink
+// interface (base/record.hpp): ids, sources, and the views sinks receive.
 #pragma once
 
 #include <cstddef>

@@ -52,7 +52,7 @@ struct session_config {
     /// Build one in code with loupe::where and pass `f.to_string()`.
     std::string filter;
     /// Metrics every recorded zone carries besides its duration, by name
-    /// (metrics.hpp): built-in "cpu_time", "task_clock", "cycles",
+    /// (metrics/metric.hpp): built-in "cpu_time", "task_clock", "cycles",
     /// "instructions", "alloc_bytes", "alloc_count", "free_bytes",
     /// "free_count", or a name defined with loupe::metric(). An unknown name
     /// makes start_session throw loupe::error naming it; a metric this machine

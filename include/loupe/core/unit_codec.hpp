@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "loupe/base/record.hpp"
 #include "loupe/base/site.hpp"
@@ -84,7 +85,10 @@ public:
     /// (definitions such as contexts do not). `each` runs before each send.
     template <class Each>
     void send(bool event, Each&& each) noexcept {
-        send_each(event, [](void* f, unit_session& s) noexcept { (*static_cast<Each*>(f))(s); }, &each);
+        using callable = std::remove_reference_t<Each>;
+        send_each(
+            event, [](void* f, unit_session& s) noexcept { (*static_cast<callable*>(f))(s); },
+            const_cast<void*>(static_cast<const void*>(&each)));
     }
     void send(bool event) noexcept { send_each(event, nullptr, nullptr); }
 

@@ -28,7 +28,7 @@ namespace loupe {
 /// every session that records zones from it when the zone begins. A zone that
 /// began recorded ends recorded, even if a session stops in between. When a
 /// session records metrics, the zone carries the delta of each between its
-/// entry and exit on this thread (metrics.hpp).
+/// entry and exit on this thread (metrics/metric.hpp).
 ///
 /// `where` must have static storage duration (see `site`).
 /// Thread-safety: create and destroy on one thread (a zone cannot migrate).

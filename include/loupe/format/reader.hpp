@@ -5,7 +5,7 @@
 //       std::cout << t.find_site(e.site_id)->name << ' ' << e.end_ns - e.begin_ns << '\n';
 //
 // A truncated or corrupted file throws loupe::trace_error naming the byte
-// offset (see trace_decoder.hpp for the guarantees and for streaming use).
+// offset (see format/decoder.hpp for the guarantees and for streaming use).
 // Cost: O(file size); the model holds every event (72 bytes each).
 // Thread-safety: reading uses only its own state; a `trace` is a plain value.
 #pragma once

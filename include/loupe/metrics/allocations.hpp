@@ -1,5 +1,5 @@
 // Allocation metrics: the push metrics `alloc_bytes`, `alloc_count`,
-// `free_bytes` and `free_count` (metrics.hpp), charged to the thread that
+// `free_bytes` and `free_count` (metrics/metric.hpp), charged to the thread that
 // allocates or frees, like any push metric.
 //
 // Two ways in:

@@ -268,7 +268,7 @@ inline void metric_registry::define_builtin() noexcept {
         const char* unit;
         metric_source source;
     };
-    // Order = the ids in loupe::metrics (metrics.hpp).
+    // Order = the ids in loupe::metrics (metrics/metric.hpp).
     static constexpr builtin table[] = {
         {"wall_time", "ns", metric_source::wall},    {"cpu_time", "ns", metric_source::pull},
         {"task_clock", "ns", metric_source::pull},   {"cycles", "", metric_source::pull},

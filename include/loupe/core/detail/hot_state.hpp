@@ -19,7 +19,7 @@ namespace loupe::detail {
 
 inline constexpr int max_sessions = 64;
 
-struct metric_plan;  // metric_plan.hpp
+struct metric_plan;  // core/zone_metrics.hpp
 
 struct alignas(64) hot_state {
     /// OR of the `kinds` of every active session: the "armed?" test.

@@ -306,7 +306,7 @@ LOUPE_API inline method_registry& methods_registry() {
     return *r;
 }
 
-// The parameter backend the runtime core calls (param_log.hpp), installed
+// The parameter backend the runtime core calls (core/params_backend.hpp), installed
 // by every translation unit that includes this header.
 inline std::shared_ptr<void> compile_specs_for_runtime(const std::string& session_name, std::string_view text,
                                                        std::size_t value_bytes, session_param_log& log) {

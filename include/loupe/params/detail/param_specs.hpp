@@ -1,6 +1,6 @@
 // A session's parameter specs as binding reads them: an immutable snapshot
 // per session slot, parsed from session_config::params / set_params, with
-// spec ids taken from the session's log (param_log.hpp).
+// spec ids taken from the session's log (core/params_backend.hpp).
 #pragma once
 
 #include <atomic>

@@ -112,7 +112,7 @@ private:
 
 /// Each thread's flow points (indexes into trace::flows, by time) and, when
 /// asked for (a writer's `needs_flow_starts`: an O(n log n) sort of all
-/// points), which points start a flow (flow_order.hpp). Built once per
+/// points), which points start a flow (format/flow_order.hpp). Built once per
 /// conversion, then read by every worker.
 class thread_flows {
 public:

@@ -2,7 +2,7 @@
 // consume: one thread's events in a compact form (timeline_event), replayed
 // in the order a timeline viewer needs them (replay_thread: zone begins and
 // ends, instants and counters by time, properly nested). Where the events
-// come from is viewer_sources.hpp.
+// come from is sources.hpp.
 //
 // Replay order: a .loupe trace stores a zone when it ends, so a thread's
 // events are in order of "record time" (a zone's end, an instant's time);
@@ -28,7 +28,7 @@
 namespace loupe::detail {
 
 /// One event of one thread, 24 bytes. `site()` indexes trace::sites;
-/// `context` indexes the thread's contexts (viewer_sources.hpp).
+/// `context` indexes the thread's contexts (sources.hpp).
 struct timeline_event {
     static constexpr std::uint32_t no_context = 0xffffffffu;
     std::uint64_t begin_ns = 0;
