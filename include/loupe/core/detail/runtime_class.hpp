@@ -1,8 +1,9 @@
 // The process-wide runtime: session slots, the rings of all threads, and the
 // collector thread that drains rings and routes records to session sinks.
-// This file has the class, its instance, the fork and exit hooks and the
-// host threads' slow paths; collector.hpp has the collector's members.
-// Include runtime.hpp, which has both.
+// This file has the class and its instance; process_hooks.hpp the fork and
+// exit hooks, host_slow_paths.hpp what host threads call when the hot path
+// cannot finish alone, collector.hpp the collector's members. Include
+// runtime.hpp, which has them all.
 //
 // Why it looks like this:
 // - One instance per process, reached through LOUPE_API functions, so shared
@@ -548,7 +549,8 @@ LOUPE_API inline std::mutex& runtime_init_mutex() {
     return *m;
 }
 
-void install_process_hooks();
+// Defined in process_hooks.hpp and host_slow_paths.hpp.
+inline void install_process_hooks();
 inline void install_recorder_hooks() noexcept;
 
 /// The runtime of this process, created on first use. Thread-safe.
@@ -566,214 +568,4 @@ inline runtime& rt() {
     return *r;
 }
 
-// ------------------------------------------------------------- fork and exit
-
-inline void fork_prepare() noexcept {
-    runtime_init_mutex().lock();
-    if (runtime* r = runtime_pointer().load(std::memory_order_acquire)) r->mutex().lock();
-    error_handler_state().mutex.lock();
-}
-
-inline void fork_parent() noexcept {
-    error_handler_state().mutex.unlock();
-    if (runtime* r = runtime_pointer().load(std::memory_order_acquire)) r->mutex().unlock();
-    runtime_init_mutex().unlock();
-}
-
-// The child has one thread (this one). The parent's runtime stays behind,
-// locked and untouched; a new one is made when the child starts a session.
-inline void fork_child() noexcept {
-    error_handler_state().mutex.unlock();
-    if (runtime* old = runtime_pointer().load(std::memory_order_acquire)) {
-        pthread_setspecific(old->exit_key(), nullptr);
-    }
-    runtime_pointer().store(nullptr, std::memory_order_release);
-    g_hot.armed.store(0, std::memory_order_relaxed);
-    g_hot.active_slots.store(0, std::memory_order_relaxed);
-    g_hot.block_slots.store(0, std::memory_order_relaxed);
-    for (auto& k : g_hot.slot_kinds) k.store(0, std::memory_order_relaxed);
-    g_hot.epoch.fetch_add(1, std::memory_order_release);
-    thread_state& ts = t_state;
-    // A method call running on this thread may have its values waiting in
-    // the ring left behind: onto the value stack with them, where its exit
-    // finds them (params/method.hpp).
-    if (ts.owned_ring != nullptr) ts.owned_ring->set_aside_waiting_frame();
-    ts.owned_ring = nullptr;
-    t_metric_thread.thread_id = 0;
-    ts.os_tid = 0;  // the child's thread has its own id
-    if (ts.status == thread_has_ring) ts.status = thread_fresh;
-    runtime_init_mutex().unlock();
-}
-
-inline void at_exit() noexcept {
-    if (runtime* r = runtime_pointer().load(std::memory_order_acquire)) r->shutdown();
-}
-
-LOUPE_API inline std::atomic<bool>& process_hooks_installed() {
-    static std::atomic<bool> installed{false};
-    return installed;
-}
-
-// Called with runtime_init_mutex held. Once per process image (a forked
-// child inherits both registrations).
-inline void install_process_hooks() {
-    if (process_hooks_installed().exchange(true)) return;
-    pthread_atfork(&fork_prepare, &fork_parent, &fork_child);
-    std::atexit(&at_exit);
-}
-
-// ------------------------------------------------------------- slow paths
-
-inline void runtime::on_thread_exit(void* p) noexcept {
-    auto* r = static_cast<ring*>(p);
-    thread_state& ts = t_state;
-    ts.owned_ring = nullptr;
-    ts.status = thread_exiting;
-    t_metric_thread.exiting = true;
-    t_metric_thread.thread_id = 0;
-    if (ts.values != nullptr) {  // no call of this thread is open any more
-        internal_allocation_scope internal;
-        delete ts.values;
-        ts.values = nullptr;
-    }
-    r->retired.store(true, std::memory_order_release);
-    if (runtime* rtp = runtime_pointer().load(std::memory_order_acquire)) rtp->wake_collector();
-}
-
-// Gets the calling thread a ring if it has none and calls `try_push(ring&)`;
-// when the ring is full and one of `sessions` has the block policy, waits for
-// the collector. The caller counts what was not pushed.
-template <class TryPush>
-push_outcome push_waiting(thread_state& ts, std::uint64_t sessions, TryPush&& try_push) noexcept {
-    if (ts.owned_ring == nullptr) {
-        if (ts.status == thread_exiting || ts.status == thread_collector) return push_outcome::no_ring;
-        if (rt().acquire_ring(ts) == nullptr) return push_outcome::no_ring;
-    }
-    ring& rg = *ts.owned_ring;
-    if (try_push(rg)) return push_outcome::pushed;
-    if (sessions & g_hot.block_slots.load(std::memory_order_relaxed)) {
-        runtime& owner = rt();
-        for (unsigned spin = 0; owner.collector_running(); ++spin) {
-            rg.recheck_room();
-            if (try_push(rg)) return push_outcome::pushed;
-            if (!(sessions & g_hot.block_slots.load(std::memory_order_relaxed))) break;
-            if (spin < 64) {
-                std::this_thread::yield();
-            } else {
-                if (spin == 64) owner.wake_collector();
-                std::this_thread::sleep_for(std::chrono::microseconds(50));
-            }
-        }
-    }
-    return push_outcome::full;
-}
-
-// Counts one event of `sessions` that could not be pushed.
-inline void runtime_count_lost(thread_state& ts, push_outcome outcome, std::uint64_t sessions) noexcept {
-    if (outcome == push_outcome::no_ring) {
-        rt().count_ringless(sessions);
-    } else if (outcome == push_outcome::full) {
-        ts.owned_ring->count_dropped(sessions);
-    }
-}
-
-// recorder_hooks::push_records: a unit of `n` records, whole or not at all.
-inline push_outcome runtime_push_records(thread_state& ts, std::uint64_t sessions, const raw_record* unit,
-                                         std::size_t n) noexcept {
-    return push_waiting(ts, sessions, [&](ring& r) { return r.capacity() >= n && r.try_push_n(unit, n); });
-}
-
-// The calling thread's context as filters see it.
-inline filter_subject current_subject(const thread_state& ts, std::string_view process, char (&os_name)[64]) noexcept {
-    filter_subject subject;
-    const context_state& c = t_context;
-    for (std::size_t f = 0; f < context_fields; ++f) subject.fields[f] = c.value(f);
-    if (ts.pending_name[0] != '\0') {
-        subject.thread = ts.pending_name;
-    } else {
-        os_name[0] = '\0';
-#if LOUPE_OS_LINUX
-        pthread_getname_np(pthread_self(), os_name, sizeof os_name);
-#endif
-        subject.thread = os_name;
-    }
-    subject.process = process;
-    return subject;
-}
-
-// Re-evaluates which sessions record this thread (kinds, then filters) after
-// the session set or the thread's context changed, and writes the thread's
-// context to them first, so every event they receive follows the context it
-// belongs to. If that context cannot be written (ring full), the event at
-// hand is counted as lost and the next event tries again.
-inline std::uint64_t runtime_refresh_sessions(thread_state& ts, site_kind kind) noexcept {
-    std::uint64_t epoch = g_hot.epoch.load(std::memory_order_acquire);
-    std::uint64_t by_kind[site_kind_slots] = {};
-    std::uint64_t active = g_hot.active_slots.load(std::memory_order_relaxed);
-    if (ts.status == thread_exiting || ts.status == thread_collector) active = 0;
-    if (const std::uint64_t filtered = active & g_hot.filtered_slots.load(std::memory_order_relaxed)) {
-        const runtime* r = runtime_pointer().load(std::memory_order_acquire);
-        char os_name[64];
-        active &= r ? ~r->filtered_out(filtered, current_subject(ts, r->process_name(), os_name)) : ~filtered;
-    }
-    for (; active != 0; active &= active - 1) {
-        const int slot = __builtin_ctzll(active);
-        const std::uint32_t k = g_hot.slot_kinds[slot].load(std::memory_order_relaxed);
-        for (unsigned kind_index = 1; kind_index < site_kind_slots; ++kind_index) {
-            if (k & (1u << kind_index)) by_kind[kind_index] |= std::uint64_t{1} << slot;
-        }
-    }
-    std::memcpy(ts.sessions_by_kind, by_kind, sizeof by_kind);
-    ts.plan = ((by_kind[static_cast<unsigned>(site_kind::zone)] | by_kind[static_cast<unsigned>(site_kind::method)]) &
-               g_hot.metric_slots.load(std::memory_order_relaxed))
-                  ? g_hot.plan.load(std::memory_order_relaxed)
-                  : nullptr;
-    ts.epoch = epoch;
-    const std::uint64_t wanted = by_kind[static_cast<unsigned>(kind)];
-    std::uint64_t recording = 0;
-    for (const std::uint64_t sessions : by_kind) recording |= sessions;
-    const context_state& c = t_context;
-    const bool has_context = c.length[0] | c.length[1] | c.length[2] | c.length[3] | c.length[4] | c.length[5];
-    if (recording == 0 || (!has_context && !ts.context_shown)) return wanted;
-
-    raw_record blob[max_context_records];
-    const std::size_t n = encode_context(c, read_ticks(), recording, blob);
-    const push_outcome outcome =
-        push_waiting(ts, recording, [&](ring& r) { return r.capacity() < n || r.try_push_n(blob, n); });
-    if (outcome == push_outcome::pushed) {
-        ts.context_shown = has_context;
-        return wanted;
-    }
-    ts.epoch = 0;  // try again at the next event
-    if (wanted != 0) runtime_count_lost(ts, outcome, wanted);
-    return 0;
-}
-
-// Zone exit for a zone that entered with enter_zone_metrics: pops its entry
-// values, reads the metrics again and pushes the zone with the deltas.
-inline void runtime_push_zone_with_metrics(const site* where, std::uint64_t t0, std::uint64_t sessions,
-                                           const metric_plan& plan) noexcept {
-    thread_state& ts = t_state;
-    thread_metrics& b = *t_metric_thread.block;  // set by enter_zone_metrics
-    std::int64_t end[max_zone_metrics];
-    read_plan(plan, b, end);  // first thing at exit
-    const std::uint64_t t1 = read_ticks();
-    b.entry_top -= plan.count;
-    raw_record unit[max_zone_metrics_records];
-    const std::size_t n = pack_zone_with_metrics(where, t0, t1, sessions, plan, b.entry_values + b.entry_top, end, unit);
-    if (LOUPE_LIKELY(ts.owned_ring != nullptr) && LOUPE_LIKELY(ts.owned_ring->try_push_n(unit, n))) return;
-    runtime_count_lost(ts, runtime_push_records(ts, sessions, unit, n), sessions);
-}
-
-// Hands the recorder (core/recorder.hpp) the slow paths above. Called when
-// the runtime is made, before any session can arm.
-inline void install_recorder_hooks() noexcept {
-    g_recorder.refresh_sessions.store(&runtime_refresh_sessions, std::memory_order_release);
-    g_recorder.push_records.store(&runtime_push_records, std::memory_order_release);
-    g_recorder.count_lost.store(&runtime_count_lost, std::memory_order_release);
-    g_recorder.enter_zone_metrics.store(&read_zone_entry_metrics, std::memory_order_release);
-    g_recorder.push_zone_with_metrics.store(&runtime_push_zone_with_metrics, std::memory_order_release);
-}
-
 }  // namespace loupe::detail
-
