@@ -104,19 +104,19 @@ LOUPE_ALWAYS_INLINE std::uint64_t read_ticks() noexcept {
     return LOUPE_LIKELY(g_hot.use_tsc.load(std::memory_order_relaxed)) ? tick_clock::rdtsc() : steady_ns();
 }
 
+/// Counts one event of `sessions` that was not pushed (`outcome`).
+inline void count_lost(thread_state& ts, push_outcome outcome, std::uint64_t sessions) noexcept {
+    g_recorder.count_lost.load(std::memory_order_acquire)(ts, outcome, sessions);
+}
+
 /// Pushes `n` records as one unit (see recorder_hooks::push_records) and
 /// counts the event as lost for `sessions` when it could not be pushed.
 /// Returns true when it was pushed.
 inline bool push_or_count(thread_state& ts, std::uint64_t sessions, const raw_record* unit, std::size_t n) noexcept {
     const push_outcome outcome = g_recorder.push_records.load(std::memory_order_acquire)(ts, sessions, unit, n);
     if (LOUPE_LIKELY(outcome == push_outcome::pushed)) return true;
-    g_recorder.count_lost.load(std::memory_order_acquire)(ts, outcome, sessions);
+    count_lost(ts, outcome, sessions);
     return false;
-}
-
-/// Counts one event of `sessions` that was not pushed (`outcome`).
-inline void count_lost(thread_state& ts, push_outcome outcome, std::uint64_t sessions) noexcept {
-    g_recorder.count_lost.load(std::memory_order_acquire)(ts, outcome, sessions);
 }
 
 LOUPE_NOINLINE inline void push_slow(const site* where, std::uint64_t t0, std::uint64_t t1,
