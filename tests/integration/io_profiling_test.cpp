@@ -355,6 +355,34 @@ TEST(IoProfiling, StdioStreamsRecordBytes) {
     EXPECT_EQ(res->resource_name, path);
 }
 
+// fopen of a path that cannot be opened behaves as std::fopen: null, the
+// same errno; recorded as a failed fopen with -errno when a session records
+// I/O, and the host keeps running either way.
+TEST(IoProfiling, FailedFopenReturnsNullWithFopensErrnoRecordedOrNot) {
+    const std::string missing = std::string(LOUPE_TEST_BINARY_DIR) + "/no/such/dir/file.dat";
+    errno = 0;
+    std::FILE* raw = std::fopen(missing.c_str(), "r");
+    const int raw_errno = errno;
+    ASSERT_EQ(raw, nullptr);
+    ASSERT_NE(raw_errno, 0);
+
+    errno = 0;
+    EXPECT_EQ(loupe::io::fopen(missing.c_str(), "r"), nullptr);  // nothing records
+    EXPECT_EQ(errno, raw_errno);
+
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto session = loupe::start_session(io_config(mem));
+    errno = 0;
+    EXPECT_EQ(loupe::io::fopen(missing.c_str(), "r"), nullptr);  // recorded
+    EXPECT_EQ(errno, raw_errno);
+    session.stop();
+
+    const auto opens = ops_of(mem->events(), loupe::io::op::fopen);
+    ASSERT_EQ(opens.size(), 1u);
+    EXPECT_EQ(opens[0].io.result, -raw_errno);
+    EXPECT_EQ(opens[0].io.fd, -1);
+}
+
 TEST(IoProfiling, OpScopeRecordsAHostsOwnIoLayer) {
     const std::string path = temp_file("scope");
     const int fd = loupe::io::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);

@@ -28,14 +28,15 @@ T null_stream(T failed) noexcept {
 }
 }  // namespace detail
 
-/// std::fopen; registers the stream's descriptor as the file `path`.
+/// std::fopen; registers the stream's descriptor as the file `path`. On
+/// failure returns null with fopen's errno, recorded as a failed fopen.
 inline std::FILE* fopen(const char* path, const char* mode) noexcept {
     std::FILE* stream = nullptr;
     detail::run_opening(
         op::fopen,
         [&]() -> int {
             stream = std::fopen(path, mode);
-            return ::fileno(stream);
+            return stream != nullptr ? ::fileno(stream) : -1;  // failed: errno as fopen left it
         },
         [&](std::int64_t fd) { detail::register_open(fd, path ? path : "", resource_kind::file); });
     return stream;
