@@ -229,6 +229,45 @@ TEST_F(Cli, NotATraceIsRejected) {
     EXPECT_EQ(r.err, "loupe: " + path_ + ": byte 0: not a .loupe trace: expected the magic bytes 89 4C 4F 55 50 45 0D 0A\n");
 }
 
+// A directory given as FILE is one line naming it, for every command
+// (issue: ftell on a directory gave LONG_MAX and the reader allocated it).
+TEST_F(Cli, ADirectoryAsFileIsOneLineSayingSo) {
+    const std::string dir = LOUPE_TEST_BINARY_DIR;
+    for (const std::string command : {"dump", "stats", "report --io", "report --tree", "convert --to perfetto -o /dev/null"}) {
+        const run_result r = run_cli(command + " '" + dir + "'");
+        EXPECT_EQ(r.status, 1) << command;
+        EXPECT_EQ(r.err, "loupe: cannot read '" + dir + "': is a directory\n") << command;
+    }
+}
+
+// Input that is not a trace is rejected at its header, before it is read
+// whole: /dev/zero never ends, and would be read until memory runs out.
+TEST_F(Cli, EndlessInputIsRejectedAtItsHeader) {
+    if (::access("/dev/zero", R_OK) != 0) GTEST_SKIP() << "no /dev/zero";
+    for (const std::string command : {"dump", "stats", "report --io", "convert --to perfetto -o /dev/null"}) {
+        const run_result r = run_cli(command + " /dev/zero");
+        EXPECT_EQ(r.status, 1) << command;
+        EXPECT_EQ(r.err, "loupe: /dev/zero: byte 0: not a .loupe trace: expected the magic bytes 89 4C 4F 55 50 45 0D "
+                         "0A\n")
+            << command;
+    }
+}
+
+// Output that cannot be written (a full disk) fails with one line and a
+// nonzero exit instead of exit 0 with the output lost.
+TEST_F(Cli, OutputThatCannotBeWrittenFails) {
+    if (::access("/dev/full", W_OK) != 0) GTEST_SKIP() << "no /dev/full";
+    const std::string err = temp_trace_path("cli_full_stderr") + ".txt";
+    for (const std::string command : {"dump", "dump --json", "stats", "stats --json", "report --io", "report --tree"}) {
+        const std::string line = std::string("'") + LOUPE_CLI_PATH + "' " + command + " '" + path_ + "' >/dev/full 2>'" +
+                                 err + "'";
+        const int raw = std::system(line.c_str());
+        EXPECT_TRUE(WIFEXITED(raw) && WEXITSTATUS(raw) == 1) << command;
+        EXPECT_EQ(slurp(err), "loupe: cannot write output: No space left on device\n") << command;
+    }
+    std::remove(err.c_str());
+}
+
 TEST_F(Cli, ConvertWritesWhatTheLibraryWrites) {
     const loupe::trace t = loupe::read_trace_file(path_);
     const std::string pftrace = path_ + ".pftrace";

@@ -264,3 +264,29 @@ TEST_F(Reader, PathIsPartOfTheErrorOfABadFile) {
     const auto e = expect_trace_error([&] { loupe::read_trace_file(path_); });
     EXPECT_EQ(std::string(e.what()).rfind(path_ + ": byte ", 0), 0u) << e.what();
 }
+
+// The reader checks what it is given before reading it: a directory is a
+// loupe::error naming it, input that is not a trace fails at its header
+// without being read whole (/dev/zero never ends).
+TEST(ReaderInput, ADirectoryIsAnErrorNamingIt) {
+    const std::string dir = LOUPE_TEST_BINARY_DIR;
+    try {
+        (void)loupe::read_trace_file(dir);
+        FAIL() << "a directory was read";
+    } catch (const loupe::error& e) {
+        EXPECT_EQ(std::string(e.what()), "cannot read '" + dir + "': is a directory");
+    }
+    EXPECT_THROW((void)loupe::read_file_bytes(dir), loupe::error);
+}
+
+TEST(ReaderInput, EndlessInputFailsAtItsHeader) {
+    if (::access("/dev/zero", R_OK) != 0) GTEST_SKIP() << "no /dev/zero";
+    try {
+        (void)loupe::read_trace_bytes("/dev/zero");
+        FAIL() << "/dev/zero was accepted";
+    } catch (const loupe::trace_error& e) {
+        EXPECT_EQ(e.offset(), 0u);
+        EXPECT_EQ(std::string(e.what()),
+                  "/dev/zero: byte 0: not a .loupe trace: expected the magic bytes 89 4C 4F 55 50 45 0D 0A");
+    }
+}

@@ -113,7 +113,7 @@ struct options {
 
 int run(const options& o) {
     if (o.command == "dump") {
-        const std::vector<unsigned char> bytes = loupe::read_file_bytes(o.file);
+        const std::vector<unsigned char> bytes = loupe::read_trace_bytes(o.file);
         loupe_cli::dump_visitor dump(stdout, o.json);
         try {
             const loupe::decode_result r = loupe::decode_trace(bytes.data(), bytes.size(), dump, o.decode);
@@ -323,7 +323,14 @@ int main(int argc, char** argv) {
     if (positional.size() > 2) return usage_error("unexpected argument '" + positional[2] + "'; expected one FILE");
     o.file = positional[1];
     try {
-        return run(o);
+        const int status = run(o);
+        // Output that could not be written (a full disk, a closed pipe) is an
+        // error, not a success with the output lost.
+        if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+            std::fprintf(stderr, "loupe: cannot write output: %s\n", std::strerror(errno));
+            return 1;
+        }
+        return status;
     } catch (const loupe::error& e) {
         std::fprintf(stderr, "loupe: %s\n", e.what());
         return 1;

@@ -1,7 +1,9 @@
-// A whole input file as bytes, mapped read-only where possible (no copy, no
-// zeroing of fresh memory: a 66 MB trace costs page-cache mappings, not a
+// A whole .loupe trace as bytes, mapped read-only where possible (no copy,
+// no zeroing of fresh memory: a 66 MB trace costs page-cache mappings, not a
 // 66 MB buffer), else read into memory (pipes, special files, non-POSIX).
-// Used by the CLI for conversions, which read a trace twice.
+// Used by the CLI for conversions, which read a trace twice. The magic bytes
+// are checked before the file is mapped or read: anything else fails at
+// once with a trace_error at byte 0.
 //
 // The mapping assumes the file does not shrink while it is mapped (a .loupe
 // file is only ever appended to); bytes appended meanwhile are not seen.
@@ -17,21 +19,31 @@
 #endif
 
 #include <cstddef>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "loupe/format/reader.hpp"
+#include "loupe/format/wire.hpp"
 
 namespace loupe::detail {
 
 class mapped_file {
 public:
-    /// Throws loupe::error naming `path` when it cannot be read.
+    /// Throws loupe::error naming `path` when it cannot be read, trace_error
+    /// when it is not a .loupe trace.
     explicit mapped_file(const std::string& path) {
 #if LOUPE_OS_POSIX
         const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
         struct stat st {};
+        unsigned char head[sizeof format::magic] = {};
         if (fd >= 0 && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+            const ssize_t got = ::pread(fd, head, sizeof head, 0);
+            if (got != static_cast<ssize_t>(sizeof head) || std::memcmp(head, format::magic, sizeof head) != 0) {
+                ::close(fd);
+                throw trace_error(0, "not a .loupe trace: expected the magic bytes 89 4C 4F 55 50 45 0D 0A", false,
+                                  path);
+            }
             int flags = MAP_PRIVATE;
 #    if defined(MAP_POPULATE)
             flags |= MAP_POPULATE;  // both passes read it all: fault it in at once
@@ -45,7 +57,7 @@ public:
         if (fd >= 0) ::close(fd);
         if (map_ != nullptr) return;
 #endif
-        copy_ = read_file_bytes(path);
+        copy_ = read_trace_bytes(path);
         size_ = copy_.size();
     }
     ~mapped_file() {

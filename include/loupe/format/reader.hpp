@@ -10,18 +10,26 @@
 // Thread-safety: reading uses only its own state; a `trace` is a plain value.
 #pragma once
 
+#include "loupe/base/config.hpp"
+
+#if LOUPE_OS_POSIX
+#    include <sys/stat.h>
+#endif
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <new>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "loupe/base/error.hpp"
 #include "loupe/format/decoder.hpp"
+#include "loupe/format/wire.hpp"
 
 namespace loupe {
 
@@ -316,37 +324,71 @@ inline trace read_trace(const void* data, std::size_t size, decode_options optio
     return t;
 }
 
-/// Reads a whole file into memory. Throws loupe::error naming the path when
-/// it cannot be read.
-inline std::vector<unsigned char> read_file_bytes(const std::string& path) {
+namespace detail {
+
+// Reads `path` into memory: a regular file into a buffer of its size (one
+// copy), anything else that reads as a stream (a pipe, a character device)
+// in 64 KiB pieces. A directory, or anything that cannot be opened or read,
+// is a loupe::error naming the path. With `check_magic`, the first bytes are
+// checked to be a .loupe header before anything else is read, so that
+// /dev/zero or a huge file of something else fails at once (a trace_error
+// at byte 0) instead of being read whole.
+inline std::vector<unsigned char> read_input(const std::string& path, bool check_magic) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) throw error("cannot open '" + path + "': " + std::strerror(errno));
-    // Read straight into a buffer of the file's size (one copy); a file that
-    // grows meanwhile, or one whose size is unknown (a pipe), is read on in
-    // chunks.
+    struct closer {
+        std::FILE* f;
+        ~closer() { std::fclose(f); }
+    } close_at_exit{f};
+    std::uint64_t expected = 0;  // the size of a regular file; 0: unknown
+#if LOUPE_OS_POSIX
+    struct stat st {};
+    if (::fstat(::fileno(f), &st) != 0) throw error("cannot read '" + path + "': " + std::strerror(errno));
+    if (S_ISDIR(st.st_mode)) throw error("cannot read '" + path + "': is a directory");
+    if (S_ISREG(st.st_mode)) expected = static_cast<std::uint64_t>(st.st_size);
+#endif
     std::vector<unsigned char> bytes;
-    if (std::fseek(f, 0, SEEK_END) == 0) {
-        const long size = std::ftell(f);
-        std::rewind(f);
-        if (size > 0) {
-            bytes.resize(static_cast<std::size_t>(size));
-            bytes.resize(std::fread(bytes.data(), 1, bytes.size(), f));
+    auto fill = [&](std::size_t up_to) {  // reads until `up_to` bytes are in, or the input ends
+        unsigned char chunk[64 * 1024];
+        while (bytes.size() < up_to) {
+            const std::size_t want = up_to - bytes.size() < sizeof chunk ? up_to - bytes.size() : sizeof chunk;
+            const std::size_t n = std::fread(chunk, 1, want, f);
+            if (n == 0) break;
+            bytes.insert(bytes.end(), chunk, chunk + n);
+        }
+        if (std::ferror(f)) throw error("cannot read '" + path + "': " + std::strerror(errno));
+    };
+    if (check_magic) {
+        fill(sizeof format::magic);
+        if (bytes.size() < sizeof format::magic || std::memcmp(bytes.data(), format::magic, sizeof format::magic) != 0) {
+            throw trace_error(0, "not a .loupe trace: expected the magic bytes 89 4C 4F 55 50 45 0D 0A", false, path);
         }
     }
-    unsigned char chunk[64 * 1024];
-    for (std::size_t n; (n = std::fread(chunk, 1, sizeof chunk, f)) > 0;) bytes.insert(bytes.end(), chunk, chunk + n);
-    const bool failed = std::ferror(f) != 0;
-    const int err = errno;
-    std::fclose(f);
-    if (failed) throw error("cannot read '" + path + "': " + std::strerror(err));
+    try {
+        if (expected > bytes.size()) bytes.reserve(static_cast<std::size_t>(expected));
+        fill(static_cast<std::size_t>(-1));
+    } catch (const std::bad_alloc&) {
+        throw error("cannot read '" + path + "': out of memory after " + std::to_string(bytes.size()) + " bytes" +
+                    (expected != 0 ? " of " + std::to_string(expected) : std::string()));
+    }
     return bytes;
 }
+
+}  // namespace detail
+
+/// Reads a whole file into memory. Throws loupe::error naming the path when
+/// it cannot be read (a directory: "is a directory").
+inline std::vector<unsigned char> read_file_bytes(const std::string& path) { return detail::read_input(path, false); }
+
+/// Reads a whole .loupe file into memory, checking its magic bytes first:
+/// anything else fails with a trace_error at byte 0 before it is read.
+inline std::vector<unsigned char> read_trace_bytes(const std::string& path) { return detail::read_input(path, true); }
 
 /// Reads a .loupe file. Throws loupe::error when the file cannot be read and
 /// loupe::trace_error (message prefixed with the path) when it is not a
 /// valid trace.
 inline trace read_trace_file(const std::string& path, decode_options options = {}) {
-    const std::vector<unsigned char> bytes = read_file_bytes(path);
+    const std::vector<unsigned char> bytes = read_trace_bytes(path);
     try {
         return read_trace(bytes.data(), bytes.size(), options);
     } catch (const trace_error& e) {
