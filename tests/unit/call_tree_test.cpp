@@ -522,3 +522,38 @@ TEST(CallTree, TextFormsOfTheOtherReports) {
     const std::string cpus = rep::format_per_cpu_report(rep::report_per_cpu(t));
     EXPECT_NE(cpus.find("all                        10\n"), std::string::npos) << cpus;
 }
+
+namespace {
+void nest(int depth) {
+    LOUPE_ZONE("nested");
+    if (depth > 1) nest(depth - 1);
+}
+}  // namespace
+
+// A deep call chain prints one row a level with the indentation capped, so
+// the report grows linearly with the depth (40,000 levels printed 1.6 GB
+// when every level indented two more spaces).
+TEST(CallTreeReport, DeepNestingIsIndentedAtMostThirtyTwoLevels) {
+    const int depth = 200;
+    const loupe::trace t = record("deep", {[] { nest(depth); }});
+    const rep::call_tree tree = rep::build_call_tree(t);
+    const std::string text = rep::format_tree_report(rep::report_tree(tree));
+    std::size_t rows = 0;
+    std::size_t widest_indent = 0;
+    std::uint32_t deepest = 0;
+    for (std::size_t at = 0; at < text.size();) {
+        const std::size_t end = text.find('\n', at);
+        const std::string line = text.substr(at, end - at);
+        at = end + 1;
+        const std::size_t name = line.rfind("nested");
+        if (name == std::string::npos || name + 6 != line.size()) continue;
+        ++rows;
+        // "Level RL Calls Base Cum  " then the indentation, then the name.
+        const std::size_t last_digit = line.find_last_of("0123456789", name);
+        widest_indent = std::max(widest_indent, name - last_digit - 3);
+        deepest = std::max(deepest, static_cast<std::uint32_t>(std::stoul(line.substr(0, 5))));
+    }
+    EXPECT_EQ(rows, static_cast<std::size_t>(depth));
+    EXPECT_GE(deepest, static_cast<std::uint32_t>(depth));  // the Level column still says how deep
+    EXPECT_EQ(widest_indent, 2u * rep::max_tree_indent_levels);
+}

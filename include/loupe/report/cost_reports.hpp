@@ -179,7 +179,13 @@ inline tree_report report_tree(const call_tree& tree, std::string_view metric = 
     return r;
 }
 
-/// Columns Level, RL, Calls, Base, Cum, Name (indented by level).
+/// Rows of a tree report are indented by two spaces a level down to this
+/// level; deeper rows keep its indentation (their Level column says how deep
+/// they are), so the text stays linear in the trace however deep the calls.
+inline constexpr std::uint32_t max_tree_indent_levels = 32;
+
+/// Columns Level, RL, Calls, Base, Cum, Name (indented by level, at most
+/// max_tree_indent_levels).
 inline std::string format_tree_report(const tree_report& r) {
     std::string out = detail::report_head(r.session, "call tree", r.metric);
     if (r.rows.empty()) return out + "no threads recorded zones\n";
@@ -188,7 +194,8 @@ inline std::string format_tree_report(const tree_report& r) {
     char prefix[32];
     for (const tree_row& row : r.rows) {
         std::snprintf(prefix, sizeof prefix, "%5u %5u ", row.level, row.rl);
-        detail::append_cost_row(out, prefix, row.cost, 2 * row.level);
+        const std::uint32_t shown = row.level < max_tree_indent_levels ? row.level : max_tree_indent_levels;
+        detail::append_cost_row(out, prefix, row.cost, 2 * std::size_t{shown});
     }
     return out;
 }
