@@ -115,6 +115,34 @@ TEST(IoProfiling, DescriptorsOpenedWithoutTheWrappersAreBackfilled) {
     EXPECT_EQ(res->resource.open_ns, 0u) << "the open time of a backfilled descriptor is unknown";
 }
 
+// A descriptor opened outside the wrappers and then dup'ed through them is
+// named at the dup (learned late, from /proc/self/fd): the copy and the
+// original are one named resource, not descriptor numbers.
+TEST(IoProfiling, ADupOfADescriptorOpenedOutsideTheWrappersNamesBoth) {
+    const std::string path = temp_file("dup_backfill");
+    const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);  // loupe does not see this open
+    ASSERT_GE(fd, 0);
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto session = loupe::start_session(io_config(mem));
+    const int copy = loupe::io::dup(fd);
+    ASSERT_GE(copy, 0);
+    EXPECT_EQ(loupe::io::write(copy, "abc", 3), 3);
+    EXPECT_EQ(loupe::io::write(fd, "def", 3), 3);
+    session.stop();
+    loupe::io::close(copy);
+    loupe::io::close(fd);
+    ::unlink(path.c_str());
+
+    const auto events = mem->events();
+    const auto writes = ops_of(events, loupe::io::op::write);
+    ASSERT_EQ(writes.size(), 2u);
+    EXPECT_EQ(writes[0].io.resource_id, writes[1].io.resource_id) << "the copy and the original are one resource";
+    const auto* res = resource_of(events, writes[0].io.resource_id);
+    ASSERT_NE(res, nullptr);
+    EXPECT_EQ(res->resource_name, path);
+    EXPECT_TRUE(res->resource.backfilled) << "named late, from /proc/self/fd";
+}
+
 TEST(IoProfiling, TraceFileRoundTripAndFileReport) {
     const std::string data = temp_file("roundtrip");
     const std::string trace_path = temp_trace_path("io_roundtrip");

@@ -118,7 +118,9 @@ public:
     /// Unknown `from`: `to` is registered as unknown.
     std::uint64_t note_dup(std::int64_t from, std::int64_t to, std::uint64_t ticks, std::uint64_t thread) noexcept {
         handle_info source;
-        if (!lookup(from, source)) {
+        // A descriptor opened outside the wrappers is named at this first
+        // sight (backfilled), so the copy and the original share its name.
+        if (!lookup_or_backfill(from, source)) {
             return store(to, "", resource_kind::unknown, ticks, thread, new_resource_id(), false, nullptr);
         }
         return store(to, source.name, source.kind, source.open_ticks, source.opener_thread, source.resource_id,
