@@ -38,6 +38,9 @@ struct unit_codec {
     std::size_t (*bytes_from_first)(const raw_record& first) noexcept;
     /// The payload is complete: decode it and send what it says.
     void (*deliver)(unit_delivery& unit) noexcept;
+    /// The payload is passed over unread and `deliver` is not called: slots
+    /// that the producer published as a unit but may still be writing.
+    bool unread = false;
 };
 
 /// What a unit's header record points at instead of a call site. Never

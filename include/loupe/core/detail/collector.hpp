@@ -187,6 +187,11 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
     result.consumed = r.drain([&](const raw_record& raw) {
         ring::pending_payload& pending = r.collector_payload;
         if (pending.received < pending.bytes) {  // payload of a multi-record unit: raw bytes
+            if (pending.codec != nullptr && pending.codec->unread) {  // passed over without a look
+                pending.received += std::min(sizeof raw, pending.bytes - pending.received);
+                if (pending.received == pending.bytes) pending.bytes = pending.received = 0;
+                return true;
+            }
             if (!pending.sized) {  // the unit's first record says its real size
                 pending.bytes = std::min(pending.codec->bytes_from_first(raw), sizeof pending.data);
                 pending.sized = true;
@@ -222,7 +227,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             pending.received = 0;
             pending.bytes = std::min(codec.announced_bytes(raw), sizeof pending.data);
             pending.sized = codec.bytes_from_first == nullptr;
-            if (pending.bytes == 0) deliver_unit(r, live, live_mask, rec);
+            if (pending.bytes == 0 && !codec.unread) deliver_unit(r, live, live_mask, rec);
             return true;
         }
         if (raw.where == &zone_metrics_marker) {  // deltas, then the zone they belong to

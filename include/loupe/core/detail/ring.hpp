@@ -31,7 +31,9 @@ static_assert(sizeof(raw_record) == 32, "a ring record is 32 bytes");
 namespace ring_detail {
 inline std::size_t header_t1_bytes(const raw_record& header) noexcept { return static_cast<std::size_t>(header.t1); }
 inline void skip_unit(unit_delivery&) noexcept {}
-inline constexpr unit_codec skipped_unit_codec{&header_t1_bytes, nullptr, &skip_unit};
+// Unread: the method call that left these slots behind may still be writing
+// its values into them (open_frame), so the collector must not look at them.
+inline constexpr unit_codec skipped_unit_codec{&header_t1_bytes, nullptr, &skip_unit, true};
 }  // namespace ring_detail
 
 /// Header marker of a unit the collector skips: the slots a method call had
