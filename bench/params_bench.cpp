@@ -14,6 +14,7 @@
 #include <benchmark/benchmark.h>
 
 #include <loupe/params.hpp>
+#include <loupe/params/reflect.hpp>
 
 #include <string>
 

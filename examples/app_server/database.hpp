@@ -13,6 +13,7 @@
 
 #include <loupe/loupe.hpp>
 #include <loupe/params.hpp>
+#include <loupe/params/reflect.hpp>
 
 #include <chrono>
 #include <string>

@@ -23,6 +23,7 @@
 #include <loupe/loupe.hpp>
 #include <loupe/metrics/metric.hpp>
 #include <loupe/params.hpp>
+#include <loupe/params/reflect.hpp>
 
 #include <chrono>
 #include <cstdint>

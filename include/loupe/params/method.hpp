@@ -39,6 +39,7 @@
 #include <utility>
 
 #include "loupe/params/detail/site_binding.hpp"
+#include "loupe/params/detail/type_desc.hpp"
 #include "loupe/params/detail/method_wire.hpp"
 #include "loupe/core/recorder.hpp"
 #include "loupe/core/zone_metrics.hpp"
@@ -187,7 +188,7 @@ LOUPE_NOINLINE unsigned char* evaluate_straight(const site_binding& binding, con
     for (const binding_entry& entry : binding.entries) {
         value_writer out(reinterpret_cast<char*>(at + encoded_text_offset), entry.value_bytes);
         if (entry.source == entry_source::runtime) {
-            entry.chain->evaluate(addresses[entry.param], out);
+            entry.chain.evaluate(addresses[entry.param], out);
         } else if (entry.source == entry_source::compiled) {
             chains.evaluate(entry.compiled, self, args, out);
         } else {
@@ -222,7 +223,7 @@ LOUPE_NOINLINE unsigned char* evaluate_entries(const site_binding& binding, std:
                          std::min<std::size_t>(entry.value_bytes, room - encoded_text_offset));
         switch (entry.source) {
             case entry_source::compiled: chains.evaluate(entry.compiled, self, args, out); break;
-            case entry_source::runtime: entry.chain->evaluate(addresses[entry.param], out); break;
+            case entry_source::runtime: entry.chain.evaluate(addresses[entry.param], out); break;
             default: out.fail(value_kind::enable_failed); break;
         }
         at += encode_value(out, entry.slot, static_cast<std::uint16_t>(entry.spec), at);

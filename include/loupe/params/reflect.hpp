@@ -29,7 +29,9 @@
 #include <typeindex>
 #include <utility>
 
+#include "loupe/params/detail/binding_generation.hpp"
 #include "loupe/params/detail/class_graph.hpp"
+#include "loupe/params/detail/reflection_registry.hpp"
 #include "loupe/params/detail/type_desc.hpp"
 
 namespace loupe {

@@ -11,16 +11,10 @@
 // Thread-safety: modifiers are immutable; they run on the evaluating thread.
 #pragma once
 
-#include <charconv>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
-#include <functional>
-#include <iterator>
 #include <memory>
-#include <ostream>
-#include <streambuf>
 #include <string_view>
 #include <type_traits>
 #include <typeinfo>
@@ -29,13 +23,8 @@
 #include "loupe/params/detail/chain_type_names.hpp"
 #include "loupe/params/detail/chain_values.hpp"
 #include "loupe/params/detail/modifier_support.hpp"
+#include "loupe/params/detail/value_formatting.hpp"
 #include "loupe/params/value.hpp"
-
-#if defined(__cpp_rtti) || defined(__GXX_RTTI)
-#define LOUPE_DETAIL_CHAIN_RTTI 1
-#else
-#define LOUPE_DETAIL_CHAIN_RTTI 0
-#endif
 
 namespace loupe::detail {
 
@@ -58,32 +47,6 @@ template <class T>
 struct is_indexable<
     T, std::void_t<decltype(std::size(std::declval<const T&>())), decltype(std::declval<const T&>()[std::size_t{0}])>>
     : std::true_type {};
-
-template <class T, class = void>
-struct has_adl_object_id : std::false_type {};
-template <class T>
-struct has_adl_object_id<T, std::void_t<decltype(loupe_object_id(std::declval<const T&>()))>> : std::true_type {};
-
-template <class T, class = void>
-struct has_ostream_insert : std::false_type {};
-template <class T>
-struct has_ostream_insert<T, std::void_t<decltype(std::declval<std::ostream&>() << std::declval<const T&>())>>
-    : std::true_type {};
-
-namespace adl {
-void to_string() = delete;  // hides loupe::to_string from ordinary lookup: only ADL finds a user's to_string
-
-template <class T, class = void>
-struct has_to_string : std::false_type {};
-template <class T>
-struct has_to_string<T, std::void_t<decltype(std::string_view(to_string(std::declval<const T&>())))>> : std::true_type {
-};
-
-template <class T>
-decltype(auto) call_to_string(const T& v) {
-    return to_string(v);
-}
-}  // namespace adl
 
 /// Member function pointer traits: the class, and whether `call` accepts it
 /// (const-qualified, no parameters).
@@ -205,6 +168,23 @@ struct call_mod : modifier_base {
     }
 };
 
+/// std::invoke(fn, in) for what apply(fn) takes: callables, and member
+/// pointers applied to an object or a pointer to one.
+template <class F, class In>
+decltype(auto) invoke_on(const F& fn, const In& in) {
+    if constexpr (std::is_member_function_pointer_v<F> && std::is_pointer_v<In>) {
+        return ((*in).*fn)();
+    } else if constexpr (std::is_member_function_pointer_v<F>) {
+        return (in.*fn)();
+    } else if constexpr (std::is_member_object_pointer_v<F> && std::is_pointer_v<In>) {
+        return ((*in).*fn);
+    } else if constexpr (std::is_member_object_pointer_v<F>) {
+        return (in.*fn);
+    } else {
+        return fn(in);
+    }
+}
+
 template <class F>
 struct apply_mod : modifier_base {
     F fn;
@@ -214,7 +194,7 @@ struct apply_mod : modifier_base {
         if constexpr (std::is_invocable_v<const F&, const In&>) {
             static_assert(!std::is_void_v<std::invoke_result_t<const F&, const In&>>,
                           "loupe: apply(fn): fn returns void, there is no value to trace");
-            k(std::invoke(fn, in));  // null passes through (the patent lists no null error)
+            k(invoke_on(fn, in));  // null passes through (the patent lists no null error)
         } else if constexpr (is_nullable_v<In>) {
             if (nullable_of<In>::is_null(in)) return out.fail(value_kind::null_in_call);
             apply(nullable_of<In>::get(in), out, k);
@@ -277,16 +257,7 @@ struct object_id_mod : modifier_base {
             using O = remove_cvref_t<decltype(obj)>;
             static_assert(!is_primitive_v<O>,
                           "loupe: object_id applies to objects, not to numbers, enums or other scalars");
-            if constexpr (has_adl_object_id<O>::value) {
-                k(object_id_value{static_cast<std::uint64_t>(loupe_object_id(obj))});
-            } else {
-                const void* address = std::addressof(obj);
-#if LOUPE_DETAIL_CHAIN_RTTI
-                // The most-derived object: the same id through any base.
-                if constexpr (std::is_polymorphic_v<O>) address = dynamic_cast<const void*>(std::addressof(obj));
-#endif
-                k(object_id_value{static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(address))});
-            }
+            k(object_id_value{object_id_of(obj)});
         });
     }
 };
@@ -304,74 +275,12 @@ struct deref_mod : modifier_base {
     }
 };
 
-/// A streambuf over a fixed buffer: keeps the first bytes, counts the rest.
-class bounded_streambuf : public std::streambuf {
-public:
-    bounded_streambuf(char* buffer, std::size_t capacity) noexcept { setp(buffer, buffer + capacity); }
-    std::size_t kept() const noexcept { return static_cast<std::size_t>(pptr() - pbase()); }
-    std::size_t total() const noexcept { return kept() + dropped_; }
-
-protected:
-    int_type overflow(int_type c) override {
-        if (!traits_type::eq_int_type(c, traits_type::eof())) ++dropped_;
-        return traits_type::not_eof(c);
-    }
-    std::streamsize xsputn(const char* s, std::streamsize n) override {
-        const auto room = static_cast<std::streamsize>(epptr() - pptr());
-        const std::streamsize take = n < room ? n : room;
-        if (take > 0) {
-            std::memcpy(pptr(), s, static_cast<std::size_t>(take));
-            pbump(static_cast<int>(take));
-        }
-        dropped_ += static_cast<std::size_t>(n - take);
-        return n;
-    }
-
-private:
-    std::size_t dropped_ = 0;
-};
-
 struct to_string_mod : modifier_base {
     template <class In, class K>
     void apply(const In& in, value_writer& out, K&& k) const {
         with_text_or_object(
             in, out, [&](const auto& t) { k(t); },
-            [&](const auto& v) {
-                using V = remove_cvref_t<decltype(v)>;
-                if constexpr (std::is_same_v<V, bool>) {
-                    k(text_piece{v ? std::string_view("true") : std::string_view("false"), v ? 4u : 5u});
-                } else if constexpr (std::is_integral_v<V>) {
-                    char buf[24];
-                    const auto r = std::to_chars(buf, buf + sizeof buf, v);
-                    const auto n = static_cast<std::size_t>(r.ptr - buf);
-                    k(text_piece{std::string_view(buf, n), n});
-                } else if constexpr (std::is_floating_point_v<V>) {
-                    char buf[32];
-                    const int n = std::snprintf(buf, sizeof buf, "%.17g", static_cast<double>(v));
-                    const auto len = static_cast<std::size_t>(n < 0 ? 0 : n);
-                    k(text_piece{std::string_view(buf, len), len});
-                } else if constexpr (adl::has_to_string<V>::value) {
-                    const auto& s = adl::call_to_string(v);  // kept alive while the rest runs
-                    const std::string_view view(s);
-                    k(text_piece{view, view.size()});
-                } else if constexpr (has_ostream_insert<V>::value) {
-                    bounded_streambuf buf(out.scratch(), out.capacity());
-                    {
-                        std::ostream os(&buf);
-                        os << v;
-                    }
-                    const std::size_t total = buf.total();
-                    std::string_view view(out.scratch(), buf.kept());
-                    if (total > view.size()) view = utf8_complete_prefix(view);
-                    k(text_piece{view, total});
-                } else if constexpr (std::is_enum_v<V>) {
-                    apply(static_cast<std::underlying_type_t<V>>(v), out, k);
-                } else {
-                    static_assert(dependent_false<V>,
-                                  "loupe: to_string found no way to format this value: provide to_string(const T&) "
-                                  "(found by ADL) or operator<<(std::ostream&, const T&)");
-                }
-            });
+            [&](const auto& v) { format_value(v, out, k); });
     }
 };
 

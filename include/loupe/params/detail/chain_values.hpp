@@ -1,7 +1,8 @@
-// The intermediate values compile-time chains pass between modifiers (text
-// pieces, type names, object ids, hashes, redacted sizes), their traceable
-// specializations, and the unwrapping rules for pointers, smart pointers,
-// optionals and reference wrappers (params/chain.hpp).
+// The intermediate values chains pass between modifiers (text pieces, type
+// names, object ids, hashes, redacted sizes), their traceable
+// specializations, and the rules both kinds of chain share for what is text
+// and what is unwrapped: pointers, smart pointers, optionals and reference
+// wrappers (params/chain.hpp).
 //
 // Thread-safety: plain values and stateless helpers.
 #pragma once
@@ -9,9 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -55,45 +54,89 @@ struct redacted_value {
 };
 
 // --- nullable wrappers: unwrapped before a modifier that needs an object -----
+//
+// Recognised by their shape, not their name, so that a server's own smart
+// pointers unwrap like the standard ones:
+//   pointers       T* to an object type
+//   smart pointers `element_type`, `get()` returning `element_type*`, and
+//                  `operator->` (std::unique_ptr, std::shared_ptr; not their
+//                  array forms, which have no operator->)
+//   optionals      `value_type`, `has_value()` and `operator*` (std::optional)
+//   references     `type` and `get()` returning `type&`
+//                  (std::reference_wrapper)
 
-template <class T>
+enum class nullable_shape { none, pointer, smart_pointer, optional, reference };
+
+template <class P, class = void>
+struct smart_pointer_shape : std::false_type {};
+template <class P>
+struct smart_pointer_shape<P, std::void_t<typename P::element_type, decltype(std::declval<const P&>().operator->())>>
+    : std::is_same<decltype(std::declval<const P&>().get()), typename P::element_type*> {};
+
+template <class P, class = void>
+struct optional_shape : std::false_type {};
+template <class P>
+struct optional_shape<P, std::void_t<typename P::value_type, decltype(bool(std::declval<const P&>().has_value())),
+                                     decltype(*std::declval<const P&>())>> : std::true_type {};
+
+template <class P, class = void>
+struct reference_shape : std::false_type {};
+template <class P>
+struct reference_shape<P, std::void_t<typename P::type>>
+    : std::is_same<decltype(std::declval<const P&>().get()), typename P::type&> {};
+
+template <class P>
+constexpr nullable_shape shape_of() noexcept {
+    if constexpr (std::is_pointer_v<P>) {
+        return std::is_object_v<std::remove_pointer_t<P>> ? nullable_shape::pointer : nullable_shape::none;
+    } else if constexpr (!std::is_class_v<P>) {
+        return nullable_shape::none;
+    } else if constexpr (smart_pointer_shape<P>::value) {
+        return nullable_shape::smart_pointer;
+    } else if constexpr (optional_shape<P>::value) {
+        return nullable_shape::optional;
+    } else if constexpr (reference_shape<P>::value) {
+        return nullable_shape::reference;
+    } else {
+        return nullable_shape::none;
+    }
+}
+
+template <class P, nullable_shape = shape_of<P>()>
 struct nullable {
     static constexpr bool value = false;
 };
 
 template <class T>
-struct nullable<T*> {
-    static constexpr bool value = std::is_object_v<T> && !std::is_void_v<T>;
+struct nullable<T*, nullable_shape::pointer> {
+    static constexpr bool value = true;
+    using pointee = std::remove_cv_t<T>;
     static bool is_null(const T* p) noexcept { return p == nullptr; }
     static const T& get(const T* p) noexcept { return *p; }
 };
 
-template <class T, class D>
-struct nullable<std::unique_ptr<T, D>> {
-    static constexpr bool value = !std::is_array_v<T>;
-    static bool is_null(const std::unique_ptr<T, D>& p) noexcept { return p == nullptr; }
-    static const T& get(const std::unique_ptr<T, D>& p) noexcept { return *p; }
-};
-
-template <class T>
-struct nullable<std::shared_ptr<T>> {
-    static constexpr bool value = !std::is_array_v<T>;
-    static bool is_null(const std::shared_ptr<T>& p) noexcept { return p == nullptr; }
-    static const T& get(const std::shared_ptr<T>& p) noexcept { return *p; }
-};
-
-template <class T>
-struct nullable<std::optional<T>> {
+template <class P>
+struct nullable<P, nullable_shape::smart_pointer> {
     static constexpr bool value = true;
-    static bool is_null(const std::optional<T>& o) noexcept { return !o.has_value(); }
-    static const T& get(const std::optional<T>& o) noexcept { return *o; }
+    using pointee = std::remove_cv_t<typename P::element_type>;
+    static bool is_null(const P& p) noexcept { return p.get() == nullptr; }
+    static const pointee& get(const P& p) noexcept { return *p.get(); }
 };
 
-template <class T>
-struct nullable<std::reference_wrapper<T>> {
+template <class P>
+struct nullable<P, nullable_shape::optional> {
     static constexpr bool value = true;
-    static bool is_null(const std::reference_wrapper<T>&) noexcept { return false; }
-    static const T& get(const std::reference_wrapper<T>& r) noexcept { return r.get(); }
+    using pointee = std::remove_cv_t<typename P::value_type>;
+    static bool is_null(const P& o) noexcept { return !o.has_value(); }
+    static const pointee& get(const P& o) noexcept { return *o; }
+};
+
+template <class P>
+struct nullable<P, nullable_shape::reference> {
+    static constexpr bool value = true;
+    using pointee = std::remove_cv_t<typename P::type>;
+    static bool is_null(const P&) noexcept { return false; }
+    static const pointee& get(const P& r) noexcept { return r.get(); }
 };
 
 template <class V>

@@ -38,6 +38,7 @@
 #include "loupe/params/detail/site_binding.hpp"
 #include "loupe/params/detail/signature_matcher.hpp"
 #include "loupe/params/detail/signature_parser.hpp"
+#include "loupe/params/detail/reflection_registry.hpp"
 #include "loupe/params/detail/type_desc.hpp"
 #include "loupe/base/error.hpp"
 #include "loupe/params/method_site.hpp"
@@ -183,7 +184,7 @@ private:
                     binding_entry e = base_entry(s, *specs, a);
                     e.source = entry_source::runtime;
                     e.param = static_cast<std::uint8_t>(param);
-                    e.chain = std::move(r.chain);
+                    e.chain = {std::move(r.chain), &run_bound_chain};
                     add(*b, std::move(e));
                 }
             }

@@ -53,6 +53,7 @@
 #include "loupe/params/detail/modifier_support.hpp"
 #include "loupe/params/detail/runtime_chain_parser.hpp"
 #include "loupe/params/detail/runtime_chain_steps.hpp"
+#include "loupe/params/detail/reflection_registry.hpp"
 #include "loupe/params/detail/type_desc.hpp"
 
 namespace loupe::detail {

@@ -31,6 +31,7 @@
 #include "loupe/base/param_value.hpp"
 #include "loupe/params/detail/chain_values.hpp"
 #include "loupe/params/detail/modifier_support.hpp"
+#include "loupe/params/detail/reflection_registry.hpp"
 #include "loupe/params/detail/type_desc.hpp"
 #include "loupe/params/value.hpp"
 
@@ -116,6 +117,11 @@ private:
     const type_desc* final_ = nullptr;
     value_kind result_kind_ = value_kind::unknown;
 };
+
+/// Runs `chain` on `object` (what a site's runtime_chain_ref calls).
+inline void run_bound_chain(const bound_chain& chain, const void* object, value_writer& out) noexcept {
+    chain.evaluate(object, out);
+}
 
 namespace chain_steps {
 

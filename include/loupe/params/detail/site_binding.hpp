@@ -19,15 +19,30 @@
 #include <vector>
 
 #include "loupe/base/config.hpp"
+#include "loupe/params/detail/binding_generation.hpp"
 #include "loupe/params/detail/cache_line.hpp"
-#include "loupe/params/detail/runtime_chain_steps.hpp"
-#include "loupe/params/detail/type_desc.hpp"
 #include "loupe/params/match_mode.hpp"
 #include "loupe/params/method_site.hpp"
+#include "loupe/params/value.hpp"
 
 namespace loupe::detail {
 
-struct signature;  // signature_parser.hpp: the spec's selector, read by the registry only
+struct signature;    // signature_parser.hpp: the spec's selector, read by the registry only
+struct type_desc;    // type_desc.hpp
+class bound_chain;   // runtime_chain_steps.hpp
+
+/// A bound runtime chain as a site holds it: shared with the binding that
+/// made it, and run through the function the binder set, so a file with
+/// method sites compiles none of the step code.
+struct runtime_chain_ref {
+    std::shared_ptr<const bound_chain> chain;
+    void (*run)(const bound_chain& chain, const void* object, value_writer& out) noexcept = nullptr;
+
+    explicit operator bool() const noexcept { return chain != nullptr; }
+    /// Runs the chain on `object`; writes its value or the status of the
+    /// first failing modifier into `out`.
+    void evaluate(const void* object, value_writer& out) const noexcept { run(*chain, object, out); }
+};
 
 /// How one entry gets its value (`timing`: none, the spec only selects the method).
 enum class entry_source : std::uint8_t { compiled, runtime, failed, timing };
@@ -44,7 +59,7 @@ struct binding_entry {
     bool receiver_dependent = false;
     match_mode match = match_mode::subclasses;
     std::shared_ptr<const signature> selector;  ///< for the receiver check
-    std::shared_ptr<const bound_chain> chain;   ///< runtime
+    runtime_chain_ref chain;                    ///< runtime
     std::uint64_t specs_version = 0;            ///< the spec set it came from (slot_specs::version)
 
     /// Same spec of the same spec set applied the same way.
