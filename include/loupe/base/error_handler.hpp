@@ -9,6 +9,7 @@
 
 #include "loupe/base/config.hpp"
 #include "loupe/base/error.hpp"
+#include "loupe/base/fork_hooks.hpp"
 
 namespace loupe {
 
@@ -38,6 +39,15 @@ inline void report_to_handler(const std::string& message) noexcept {
     } catch (...) {
     }
 }
+
+// fork() (fork_hooks.hpp): the mutex is taken first of all loupe's locks; a
+// handler running on another thread finishes before the fork.
+inline void error_handler_fork_prepare() noexcept { error_handler_state().mutex.lock(); }
+inline void error_handler_fork_release() noexcept { error_handler_state().mutex.unlock(); }
+inline constexpr fork_step error_handler_fork_step{&error_handler_fork_prepare, &error_handler_fork_release,
+                                                   &error_handler_fork_release};
+LOUPE_API inline const bool error_handler_fork_step_registered =
+    register_fork_step(fork_rank::error_handler, error_handler_fork_step);
 }  // namespace detail
 
 /// Replaces the handler of runtime faults; an empty handler restores the

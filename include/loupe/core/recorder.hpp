@@ -18,13 +18,16 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <mutex>
 
 #include "loupe/base/clock.hpp"
 #include "loupe/base/config.hpp"
+#include "loupe/base/fork_hooks.hpp"
 #include "loupe/base/site.hpp"
 #include "loupe/core/detail/hot_state.hpp"
 #include "loupe/core/detail/ring.hpp"
 #include "loupe/core/detail/thread_state.hpp"
+#include "loupe/metrics/thread_metric_state.hpp"
 
 namespace loupe::detail {
 
@@ -70,18 +73,49 @@ LOUPE_API inline recorder_hooks g_recorder{{&no_runtime::refresh_sessions},
                                            {&no_runtime::enter_zone_metrics},
                                            {&no_runtime::push_zone_with_metrics}};
 
-/// The process's tick clock, calibrated once and kept across fork (the child
-/// runs on the same TSC).
-LOUPE_API inline const tick_clock& process_clock() {
-    static const tick_clock* clock = [] {
-        const tick_clock* c = new tick_clock;
+/// The process's tick clock once calibrated (null before), and the lock its
+/// one calibration runs under. Not a function-local static: fork() must be
+/// able to wait for a calibration in progress (fork_hooks.hpp), and a child
+/// forked in the middle of one must not find its guard taken forever.
+LOUPE_API inline std::atomic<const tick_clock*> g_process_clock{nullptr};
+LOUPE_API inline std::mutex& clock_calibration_mutex() {
+    static std::mutex* m = [] {  // never destroyed: used at exit and in fork handlers
+        internal_allocation_scope internal;
+        return new std::mutex;
+    }();
+    return *m;
+}
+
+/// Calibrates the process clock (~20 ms) unless another thread did; those
+/// that come meanwhile wait for it.
+LOUPE_NOINLINE inline const tick_clock& calibrate_process_clock() {
+    internal_allocation_scope internal;  // loupe's memory, not the host's
+    std::lock_guard<std::mutex> lock(clock_calibration_mutex());
+    const tick_clock* c = g_process_clock.load(std::memory_order_relaxed);
+    if (c == nullptr) {
+        c = new tick_clock;
         // From here on read_ticks() (hot paths, the io registry) uses the
         // same ticks that this clock converts.
         g_hot.use_tsc.store(c->uses_tsc(), std::memory_order_relaxed);
-        return c;
-    }();
-    return *clock;
+        g_process_clock.store(c, std::memory_order_release);
+    }
+    return *c;
 }
+
+/// The process's tick clock, calibrated on first use and kept across fork
+/// (the child runs on the same TSC). Calibrated: one load and a branch.
+LOUPE_API inline const tick_clock& process_clock() {
+    const tick_clock* c = g_process_clock.load(std::memory_order_acquire);
+    if (LOUPE_LIKELY(c != nullptr)) return *c;
+    return calibrate_process_clock();
+}
+
+// fork() (fork_hooks.hpp): a calibration in progress ends before the fork,
+// so the child finds the clock either calibrated or never started.
+inline void clock_fork_prepare() noexcept { clock_calibration_mutex().lock(); }
+inline void clock_fork_release() noexcept { clock_calibration_mutex().unlock(); }
+inline constexpr fork_step clock_fork_step{&clock_fork_prepare, &clock_fork_release, &clock_fork_release};
+LOUPE_API inline const bool clock_fork_step_registered = register_fork_step(fork_rank::clock, clock_fork_step);
 
 /// The kinds some active session records (the "armed?" test).
 LOUPE_ALWAYS_INLINE std::uint32_t armed() noexcept { return g_hot.armed.load(std::memory_order_relaxed); }

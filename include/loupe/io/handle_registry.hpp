@@ -30,6 +30,7 @@
 #endif
 
 #include "loupe/base/config.hpp"
+#include "loupe/base/fork_hooks.hpp"
 #include "loupe/core/recorder.hpp"
 #include "loupe/base/io_types.hpp"
 #include "loupe/io/detail/fd_table.hpp"
@@ -266,6 +267,26 @@ public:
 #endif
     }
 
+    /// fork() (registry_fork_step below): the overflow lock is held across
+    /// the fork. In the child, where only the forking thread runs, a slot
+    /// that a thread of the parent was writing would stay `writing` for
+    /// good (readers and writers of that descriptor would spin): it is
+    /// freed, so the child sees that descriptor as unknown (and names it
+    /// from /proc/self/fd at its next use).
+    void before_fork() noexcept { overflow_mutex_.lock(); }
+    void after_fork_in_parent() noexcept { overflow_mutex_.unlock(); }
+    void after_fork_in_child() noexcept {
+        for (std::size_t c = 0; c < chunks_count_; ++c) {
+            chunk* p = chunks_[c].load(std::memory_order_relaxed);
+            if (p == nullptr) continue;
+            for (slot& s : p->slots) {
+                const std::uint64_t state = s.state.load(std::memory_order_relaxed);
+                if ((state & 3) == st_writing) s.state.store(free_state(state >> 2), std::memory_order_relaxed);
+            }
+        }
+        overflow_mutex_.unlock();
+    }
+
 private:
     // state = generation << 2 | status
     static constexpr std::uint64_t st_free = 0, st_writing = 1, st_live = 2;
@@ -445,17 +466,61 @@ LOUPE_API inline std::atomic<bool>& registry_created() noexcept {
 }
 }  // namespace detail
 
+namespace detail {
+/// The registry once made (null before), and the lock it is made under. Not
+/// a function-local static: fork() must be able to wait for a creation in
+/// progress (base/fork_hooks.hpp).
+LOUPE_API inline std::atomic<handle_registry*> g_registry{nullptr};
+LOUPE_API inline std::mutex& registry_creation_mutex() {
+    static std::mutex* m = [] {  // never destroyed: used at exit and in fork handlers
+        loupe::detail::internal_allocation_scope internal;
+        return new std::mutex;
+    }();
+    return *m;
+}
+LOUPE_NOINLINE inline handle_registry& create_registry() {
+    loupe::detail::internal_allocation_scope internal;
+    std::lock_guard<std::mutex> lock(registry_creation_mutex());
+    handle_registry* r = g_registry.load(std::memory_order_relaxed);
+    if (r == nullptr) {
+        registry_created().store(true);
+        r = new handle_registry(registry_capacity_setting().load());
+        g_registry.store(r, std::memory_order_release);
+    }
+    return *r;
+}
+}  // namespace detail
+
 /// The process's handle registry, created on first use and never destroyed
 /// (I/O in static destructors still finds it). One instance per process,
 /// also across shared libraries (LOUPE_API). Thread-safe.
 LOUPE_API inline handle_registry& registry() {
-    static handle_registry* instance = [] {
-        detail::registry_created().store(true);
-        loupe::detail::internal_allocation_scope internal;
-        return new handle_registry(detail::registry_capacity_setting().load());
-    }();
-    return *instance;
+    handle_registry* r = detail::g_registry.load(std::memory_order_acquire);
+    if (LOUPE_LIKELY(r != nullptr)) return *r;
+    return detail::create_registry();
 }
+
+namespace detail {
+// fork() (base/fork_hooks.hpp, rank io_registry: after the runtime's and the
+// clock's locks, before the metric registry's, which an allocation under the
+// overflow lock may take): the creation lock, then the overflow lock.
+inline void registry_fork_prepare() noexcept {
+    registry_creation_mutex().lock();
+    if (handle_registry* r = g_registry.load(std::memory_order_acquire)) r->before_fork();
+}
+inline void registry_fork_parent() noexcept {
+    if (handle_registry* r = g_registry.load(std::memory_order_acquire)) r->after_fork_in_parent();
+    registry_creation_mutex().unlock();
+}
+inline void registry_fork_child() noexcept {
+    if (handle_registry* r = g_registry.load(std::memory_order_acquire)) r->after_fork_in_child();
+    registry_creation_mutex().unlock();
+}
+inline constexpr loupe::detail::fork_step registry_fork_step{&registry_fork_prepare, &registry_fork_parent,
+                                                             &registry_fork_child};
+LOUPE_API inline const bool registry_fork_step_registered =
+    loupe::detail::register_fork_step(loupe::detail::fork_rank::io_registry, registry_fork_step);
+}  // namespace detail
 
 /// Sets how many descriptors (0..capacity-1) the registry keeps in its
 /// direct array; larger ones go to its overflow map. Takes effect only

@@ -44,6 +44,7 @@
 #include "loupe/metrics/thread_metric_state.hpp"
 #include "loupe/base/metric_types.hpp"
 #include "loupe/base/error.hpp"
+#include "loupe/base/fork_hooks.hpp"
 
 
 namespace loupe {
@@ -217,6 +218,26 @@ public:
     }
     std::mutex& mutex() noexcept { return mutex_; }
 
+    /// In a forked child, with mutex() held since before the fork (the
+    /// registry's fork step): the child has no metric session and no thread
+    /// but the calling one, so the blocks of the parent's other threads are
+    /// marked exited (reusable, their totals fixed at 0, their perf counters
+    /// closed) and the mutex released.
+    void after_fork_in_child() noexcept {
+        metric_sessions_ = 0;
+        const thread_metrics* const mine = t_metric_thread.block;
+        for (thread_metrics* b : blocks_) {
+            if (b == mine || b->exited.load(std::memory_order_relaxed)) continue;
+            for (std::int64_t& v : b->pull_at_exit) v = 0;
+            for (std::atomic<int>& fd : b->perf_fd) {  // the child's copies of the parent thread's counters
+                if (fd.load(std::memory_order_relaxed) > 0) ::close(fd.load(std::memory_order_relaxed) - 1);
+                fd.store(0, std::memory_order_relaxed);
+            }
+            b->exited.store(true, std::memory_order_release);
+        }
+        mutex_.unlock();
+    }
+
 private:
     void define_builtin() noexcept;
     metric_definition defs_[max_metrics] = {};
@@ -238,15 +259,57 @@ private:
 /// memory, exiting); shared, so its values are approximate.
 LOUPE_API inline thread_metrics g_overflow_metrics{};
 
+/// The one registry per process once made (null before), and the lock it is
+/// made under. Not a function-local static: fork() must be able to wait for
+/// a creation in progress (fork_hooks.hpp).
+LOUPE_API inline std::atomic<metric_registry*> g_metric_registry{nullptr};
+LOUPE_API inline std::mutex& metric_registry_creation_mutex() {
+    // Never destroyed: used at exit and in fork handlers. Not counted: a
+    // counted allocation would ask for the registry, which needs this lock.
+    static std::mutex* m = [] {
+        internal_allocation_scope internal;
+        return new std::mutex;
+    }();
+    return *m;
+}
+
+LOUPE_NOINLINE inline metric_registry& create_metrics_registry() {
+    internal_allocation_scope internal;
+    std::lock_guard<std::mutex> lock(metric_registry_creation_mutex());
+    metric_registry* r = g_metric_registry.load(std::memory_order_relaxed);
+    if (r == nullptr) {
+        r = new metric_registry;
+        g_metric_registry.store(r, std::memory_order_release);
+    }
+    return *r;
+}
+
 /// The one registry per process, created on first use and never destroyed
 /// (allocation hooks and thread-exit hooks may use it during exit).
 LOUPE_API inline metric_registry& metrics_registry() {
-    static metric_registry* r = [] {
-        internal_allocation_scope guard;
-        return new metric_registry;
-    }();
-    return *r;
+    metric_registry* r = g_metric_registry.load(std::memory_order_acquire);
+    if (LOUPE_LIKELY(r != nullptr)) return *r;
+    return create_metrics_registry();
 }
+
+// fork() (fork_hooks.hpp; the last rank: nothing is locked under the
+// registry's mutex): the creation lock, then the mutex.
+inline void metric_registry_fork_prepare() noexcept {
+    metric_registry_creation_mutex().lock();
+    if (metric_registry* r = g_metric_registry.load(std::memory_order_acquire)) r->mutex().lock();
+}
+inline void metric_registry_fork_parent() noexcept {
+    if (metric_registry* r = g_metric_registry.load(std::memory_order_acquire)) r->mutex().unlock();
+    metric_registry_creation_mutex().unlock();
+}
+inline void metric_registry_fork_child() noexcept {
+    if (metric_registry* r = g_metric_registry.load(std::memory_order_acquire)) r->after_fork_in_child();
+    metric_registry_creation_mutex().unlock();
+}
+inline constexpr fork_step metric_registry_fork_step{&metric_registry_fork_prepare, &metric_registry_fork_parent,
+                                                     &metric_registry_fork_child};
+LOUPE_API inline const bool metric_registry_fork_step_registered =
+    register_fork_step(fork_rank::metric_registry, metric_registry_fork_step);
 
 /// The calling thread's accumulator block (never null).
 LOUPE_ALWAYS_INLINE thread_metrics* current_thread_metrics() noexcept {

@@ -1,8 +1,9 @@
-// The runtime around fork() and exit. fork: the parent's locks are taken
-// before and released after in both processes; the child gets a fresh
-// runtime lazily and leaves the parent's sessions, rings and files untouched.
-// exit: sessions are stopped and the collector joined by an atexit hook, so
-// static destructors that still record find a live runtime.
+// The runtime around fork() and exit. fork (the runtime's step of
+// base/fork_hooks.hpp, rank `runtime`): the runtime's creation lock and its
+// mutex are taken before and released after in the parent; the child gets a
+// fresh runtime lazily and leaves the parent's sessions, rings and files
+// untouched. exit: sessions are stopped and the collector joined by an
+// atexit hook, so static destructors that still record find a live runtime.
 #pragma once
 
 #include <pthread.h>
@@ -10,7 +11,7 @@
 #include <atomic>
 #include <cstdlib>
 
-#include "loupe/base/error_handler.hpp"
+#include "loupe/base/fork_hooks.hpp"
 #include "loupe/core/detail/runtime_class.hpp"
 
 namespace loupe::detail {
@@ -18,11 +19,9 @@ namespace loupe::detail {
 inline void fork_prepare() noexcept {
     runtime_init_mutex().lock();
     if (runtime* r = runtime_pointer().load(std::memory_order_acquire)) r->mutex().lock();
-    error_handler_state().mutex.lock();
 }
 
 inline void fork_parent() noexcept {
-    error_handler_state().mutex.unlock();
     if (runtime* r = runtime_pointer().load(std::memory_order_acquire)) r->mutex().unlock();
     runtime_init_mutex().unlock();
 }
@@ -30,7 +29,6 @@ inline void fork_parent() noexcept {
 // The child has one thread (this one). The parent's runtime stays behind,
 // locked and untouched; a new one is made when the child starts a session.
 inline void fork_child() noexcept {
-    error_handler_state().mutex.unlock();
     if (runtime* old = runtime_pointer().load(std::memory_order_acquire)) {
         pthread_setspecific(old->exit_key(), nullptr);
     }
@@ -56,16 +54,19 @@ inline void at_exit() noexcept {
     if (runtime* r = runtime_pointer().load(std::memory_order_acquire)) r->shutdown();
 }
 
+inline constexpr fork_step runtime_fork_step{&fork_prepare, &fork_parent, &fork_child};
+LOUPE_API inline const bool runtime_fork_step_registered = register_fork_step(fork_rank::runtime, runtime_fork_step);
+
 LOUPE_API inline std::atomic<bool>& process_hooks_installed() {
     static std::atomic<bool> installed{false};
     return installed;
 }
 
 // Called with runtime_init_mutex held. Once per process image (a forked
-// child inherits both registrations).
+// child inherits the registration). The fork step is registered at static
+// initialisation (above).
 inline void install_process_hooks() {
     if (process_hooks_installed().exchange(true)) return;
-    pthread_atfork(&fork_prepare, &fork_parent, &fork_child);
     std::atexit(&at_exit);
 }
 
