@@ -59,12 +59,18 @@
         } while (0)
 
 /// Records `value` (converted to double) of the counter `name`. `value` is
-/// evaluated only when a session records counters from this thread.
-#    define LOUPE_COUNTER(name, value)                                                        \
-        do {                                                                                  \
-            LOUPE_DETAIL_SITE(loupe_counter_site, name, counter);                             \
-            if (LOUPE_UNLIKELY(::loupe::detail::armed() & ::loupe::kinds::counters))          \
-                ::loupe::counter(loupe_counter_site, static_cast<double>(value));             \
+/// evaluated only when a session records counters from this thread (after
+/// its filters), at most once.
+#    define LOUPE_COUNTER(name, value)                                                               \
+        do {                                                                                         \
+            LOUPE_DETAIL_SITE(loupe_counter_site, name, counter);                                    \
+            if (LOUPE_UNLIKELY(::loupe::detail::armed() & ::loupe::kinds::counters)) {               \
+                const ::std::uint64_t loupe_counter_sessions =                                       \
+                    ::loupe::detail::sessions_for(::loupe::site_kind::counter);                      \
+                if (loupe_counter_sessions != 0)                                                     \
+                    ::loupe::detail::push_counter(loupe_counter_site, loupe_counter_sessions,        \
+                                                  static_cast<double>(value));                       \
+            }                                                                                        \
         } while (0)
 
 /// Records a point named `name` that starts or continues the flow `id`

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <functional>
@@ -156,6 +157,110 @@ TEST(FilteredSession, AnEventMatchingTwoSessionsReachesBothAndEachSeesOnlyItsUse
     b.stop();
     EXPECT_EQ(zones(both->events()), 500u);
     EXPECT_EQ(zones(only_bob->events()), 200u);
+}
+
+TEST(FilteredSession, AnotherSessionsStartOrStopOrAFilterChangeDoesNotRewriteAnUnchangedContext) {
+    // On this thread, with slots reused: "b" stops and "c" takes its slot.
+    auto to_a = std::make_shared<loupe::sinks::memory_sink>();
+    auto to_b = std::make_shared<loupe::sinks::memory_sink>();
+    auto to_c = std::make_shared<loupe::sinks::memory_sink>();
+    auto a = loupe::start_session(filtered(to_a, R"(user == "alice")", "a"));
+    {
+        loupe::field_scope alice(context_field::user, "alice");
+        LOUPE_ZONE("first");
+        auto b = loupe::start_session(memory_config(to_b, "b"));
+        { LOUPE_ZONE("with-b"); }
+        b.stop();
+        auto c = loupe::start_session(memory_config(to_c, "c"));
+        { LOUPE_ZONE("with-c"); }
+        a.set_filter(R"(user ~ "a*")");
+        { LOUPE_ZONE("new-filter"); }
+        {
+            loupe::field_scope request(context_field::request, "r-1");
+            LOUPE_ZONE("in-request");
+        }
+        { LOUPE_ZONE("after-request"); }
+        c.stop();
+    }
+    a.stop();
+    const auto requests = [](const std::vector<memory_event>& events) {
+        std::vector<std::string> out;
+        for (const auto& e : of_kind(events, record_kind::context)) {
+            EXPECT_EQ(e.context.get(context_field::user), "alice");
+            out.emplace_back(e.context.get(context_field::request));
+        }
+        return out;
+    };
+    using values = std::vector<std::string>;
+    // Three contexts: alice, alice with r-1, alice again; each written once.
+    EXPECT_EQ(requests(to_a->events()), (values{"", "r-1", ""}));
+    EXPECT_EQ(zones(to_a->events()), 6u);
+    EXPECT_EQ(requests(to_b->events()), (values{""}));
+    EXPECT_EQ(requests(to_c->events()), (values{"", "r-1", ""}));
+    for (const auto& sink : {to_a, to_b, to_c}) {
+        const auto events = sink->events();
+        for (const auto& user : users_of_zones(events)) EXPECT_EQ(user, "alice");
+    }
+}
+
+TEST(FilteredSession, AThreadsUnchangedContextReachesEachSessionOnceWhileOthersStartAndStop) {
+    auto steady = std::make_shared<loupe::sinks::memory_sink>();
+    auto a = loupe::start_session(memory_config(steady, "steady"));
+    std::atomic<bool> run{true};
+    std::thread worker([&] {
+        loupe::context_scope who({{context_field::user, "erin"}, {context_field::request, "r-7"}});
+        while (run.load(std::memory_order_relaxed)) {
+            { LOUPE_ZONE("steady-work"); }
+            std::this_thread::sleep_for(std::chrono::microseconds(20));
+        }
+    });
+    std::vector<std::shared_ptr<loupe::sinks::memory_sink>> brief;
+    for (int i = 0; i < 30; ++i) {
+        brief.push_back(std::make_shared<loupe::sinks::memory_sink>());
+        auto s = loupe::start_session(memory_config(brief.back(), "brief" + std::to_string(i)));
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        s.stop();
+    }
+    run = false;
+    worker.join();
+    a.stop();
+    // Per session: the worker's context once, before its first zone.
+    const auto check = [](const std::vector<memory_event>& events, const std::string& who) {
+        std::size_t contexts = 0, zones_seen = 0;
+        for (const auto& e : events) {
+            if (e.kind == record_kind::context) {
+                ++contexts;
+                EXPECT_EQ(e.context.get(context_field::request), "r-7") << who;
+            }
+            if (e.kind == record_kind::zone && zones_seen++ == 0) {
+                EXPECT_EQ(contexts, 1u) << who << ": a zone before the context";
+            }
+        }
+        EXPECT_LE(contexts, 1u) << who;
+        return zones_seen;
+    };
+    EXPECT_GT(check(steady->events(), "steady"), 0u);
+    for (std::size_t i = 0; i < brief.size(); ++i) check(brief[i]->events(), "brief" + std::to_string(i));
+}
+
+TEST(FilteredSession, ACounterValueIsEvaluatedOnlyOnThreadsASessionRecords) {
+    auto sink = std::make_shared<loupe::sinks::memory_sink>();
+    auto session = loupe::start_session(filtered(sink, R"(user == "alice")"));
+    auto count_as = [](const char* user, int& evaluated) {
+        loupe::field_scope scope(context_field::user, user);
+        for (int i = 0; i < 100; ++i) {
+            LOUPE_COUNTER("depth", ++evaluated);
+        }
+    };
+    int alice_evaluated = 0, bob_evaluated = 0;
+    std::thread alice([&] { count_as("alice", alice_evaluated); });
+    std::thread bob([&] { count_as("bob", bob_evaluated); });
+    alice.join();
+    bob.join();
+    session.stop();
+    EXPECT_EQ(bob_evaluated, 0);
+    EXPECT_EQ(alice_evaluated, 100);
+    EXPECT_EQ(of_kind(sink->events(), record_kind::counter).size(), 100u);
 }
 
 TEST(FilteredSession, SixtyFourSessionsWithDifferentFilters) {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdio>
 #include <fstream>
@@ -920,4 +921,69 @@ TEST(ParamTracing, CallsNestedBeyondTheValueStackAreRecordedWithTheValuesThatFit
     EXPECT_EQ(with_value, (32u * 1024 - 4096) / frame + 1);
     EXPECT_EQ(calls.front().values.size(), 1u);  // the outermost call
     EXPECT_TRUE(calls.back().values.empty());    // the innermost
+}
+
+namespace oversized {
+
+void two_texts(const std::string& a, const std::string& b) {
+    LOUPE_FUNCTION_PARAMS("oversized::two_texts(std::string const&,std::string const&)", a, b);
+}
+
+}  // namespace oversized
+
+TEST(ParamTracing, AValueBeyondTheCallsPayloadIsLeftOutAndFlaggedWithOrWithoutCpu) {
+    // Two 3,000-byte values cannot share one call's 4 KiB payload: the second
+    // is left out (not cut to what is left) and the call says values_lost,
+    // whether or not a spec also asks for CPU time.
+    const std::string a(3000, 'a'), b(3000, 'b');
+    for (const bool cpu : {false, true}) {
+        auto sink = std::make_shared<method_recorder>();
+        const std::string method = "method=oversized::two_texts(std::string const&,std::string const&)";
+        auto cfg = method_session(sink, method + "; param=1" + (cpu ? "; data=cpu" : "") + "\n" + method + "; param=2");
+        cfg.param_value_bytes = 4096;
+        cfg.overflow = loupe::overflow_policy::block;
+        auto s = loupe::start_session(cfg);
+        oversized::two_texts(a, b);
+        s.stop();
+        const auto calls = sink->calls("oversized::two_texts(std::string const&,std::string const&)");
+        ASSERT_EQ(calls.size(), 1u) << "cpu " << cpu;
+        const seen_call& c = calls[0];
+        EXPECT_EQ(c.has_cpu, cpu);
+        EXPECT_TRUE(c.values_lost) << "cpu " << cpu;
+        ASSERT_EQ(c.values.size(), 1u) << "cpu " << cpu;
+        EXPECT_EQ(c.values[0].text, a);
+        EXPECT_FALSE(c.values[0].truncated);
+    }
+}
+
+TEST(ParamTracing, ACallThatCanNeverFitTheRingIsDroppedAndCountedAtOnceUnderEitherPolicy) {
+    // A 3,000-byte value in a 1 KiB ring: the call's unit can never fit.
+    // Under block the host thread must not wait for room that cannot come;
+    // under either policy every call is delivered or counted as dropped.
+    const std::string big(3000, 'x');
+    for (const auto policy : {loupe::overflow_policy::block, loupe::overflow_policy::drop}) {
+        auto sink = std::make_shared<method_recorder>();
+        auto cfg = method_session(sink, "method=oversized::two_texts(std::string const&,std::string const&); param=1");
+        cfg.param_value_bytes = 4096;
+        cfg.ring_bytes = 1024;
+        cfg.overflow = policy;
+        auto s = loupe::start_session(cfg);
+        std::atomic<bool> returned{false};
+        std::thread caller([&] {  // a new thread: it gets the session's 1 KiB ring
+            oversized::two_texts(big, "small");
+            oversized::two_texts(big, "small");
+            returned = true;
+        });
+        const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+        while (!returned && std::chrono::steady_clock::now() < deadline) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+        const bool blocked = !returned;
+        const loupe::session_stats st = s.stop();  // releases a blocked caller
+        caller.join();
+        EXPECT_FALSE(blocked) << "the host thread waited for room in a ring its call can never fit";
+        const auto calls = sink->calls("oversized::two_texts(std::string const&,std::string const&)");
+        EXPECT_EQ(calls.size() + st.dropped, 2u) << "policy " << static_cast<int>(policy);
+        EXPECT_EQ(st.delivered, calls.size());
+    }
 }

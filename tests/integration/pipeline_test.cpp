@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -186,4 +188,56 @@ TEST(Pipeline, ThreadIdsAreUniqueEvenWhenRingsAreReused) {
     std::map<std::uint64_t, int> ids;
     for (const auto& e : named(mem->events(), "hello")) ++ids[e.thread_id];
     EXPECT_EQ(ids.size(), 50u);
+}
+
+// A thread that overfilled a tiny ring in one session drops its next events
+// without looking at the collector for a while (ring::fits). A new session
+// starts that thread afresh: its ring is empty, and its first events arrive.
+TEST(Pipeline, DropsOfAnEarlierSessionDoNotCarryOverToTheNext) {
+    enum class step { idle, burst, burst_done, record, recorded };
+    std::mutex m;
+    std::condition_variable cv;
+    step at = step::idle;
+    const auto wait_for = [&](std::unique_lock<std::mutex>& lock, step s) { cv.wait(lock, [&] { return at == s; }); };
+    const auto go = [&](step s) {
+        std::lock_guard<std::mutex> lock(m);
+        at = s;
+        cv.notify_all();
+    };
+    std::thread worker([&] {
+        for (int round = 0; round < 5; ++round) {
+            std::unique_lock<std::mutex> lock(m);
+            wait_for(lock, step::burst);
+            lock.unlock();
+            count_up(5000);  // far more than 8 records: the ring ends full, skipping its looks
+            go(step::burst_done);
+            lock.lock();
+            wait_for(lock, step::record);
+            lock.unlock();
+            count_up(5);
+            go(step::recorded);
+        }
+    });
+    for (int round = 0; round < 5; ++round) {
+        auto burst_cfg = memory_config(std::make_shared<loupe::sinks::memory_sink>(), "burst");
+        burst_cfg.ring_bytes = 256;
+        auto burst = loupe::start_session(burst_cfg);
+        go(step::burst);
+        {
+            std::unique_lock<std::mutex> lock(m);
+            wait_for(lock, step::burst_done);
+        }
+        EXPECT_GT(burst.stop().dropped, 0u);
+        auto mem = std::make_shared<loupe::sinks::memory_sink>();
+        auto next = loupe::start_session(memory_config(mem, "next"));
+        go(step::record);
+        {
+            std::unique_lock<std::mutex> lock(m);
+            wait_for(lock, step::recorded);
+        }
+        const loupe::session_stats st = next.stop();
+        EXPECT_EQ(st.dropped, 0u) << "round " << round;
+        EXPECT_EQ(of_kind(mem->events(), record_kind::counter).size(), 5u) << "round " << round;
+    }
+    worker.join();
 }

@@ -180,6 +180,29 @@ TEST(Session, StoppingFromInsideASinkIsRefusedWithoutDeadlock) {
     EXPECT_NE(seen_error.find("from inside a sink"), std::string::npos) << seen_error;
 }
 
+TEST(Session, StartingFromInsideASinkIsRefusedWithoutDeadlock) {
+    std::string seen_error;
+    loupe::session started_inside;  // only if the start was wrongly allowed: stopped below
+    auto inner = std::make_shared<loupe::sinks::memory_sink>();
+    auto cb = std::make_shared<loupe::sinks::callback_sink>([&](const loupe::record& r) {
+        if (r.kind != record_kind::instant) return;
+        try {
+            started_inside = loupe::start_session(memory_config(inner, "inner"));
+        } catch (const loupe::error& e) {
+            seen_error = e.what();
+        }
+    });
+    loupe::session_config cfg;
+    cfg.name = "reentrant-start";
+    cfg.sinks = {cb};
+    auto s = loupe::start_session(cfg);
+    LOUPE_INSTANT("trigger");
+    s.stop();
+    EXPECT_FALSE(started_inside.active());
+    started_inside.stop();
+    EXPECT_NE(seen_error.find("cannot start session 'inner' from inside a sink"), std::string::npos) << seen_error;
+}
+
 TEST(Session, StartAndStopFromManyThreadsWhileOthersRecord) {
     std::atomic<bool> run{true};
     std::vector<std::thread> recorders;

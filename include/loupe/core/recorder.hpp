@@ -42,7 +42,8 @@ struct recorder_hooks {
     std::atomic<std::uint64_t (*)(thread_state&, site_kind) noexcept> refresh_sessions;
     /// Pushes `n` records as one unit into the calling thread's ring, getting
     /// the thread a ring first and waiting for room when one of `sessions`
-    /// has the block policy. A unit larger than the ring is never pushed.
+    /// has the block policy. A unit larger than the whole ring is never
+    /// pushed nor waited for: it comes back `full` at once, to be counted.
     std::atomic<push_outcome (*)(thread_state&, std::uint64_t sessions, const raw_record*, std::size_t n) noexcept>
         push_records;
     /// Counts one event of `sessions` that could not be pushed.

@@ -113,12 +113,14 @@ private:
 
 /// Starts a session. Throws `loupe::error` naming the field and what was
 /// expected when `config` is invalid (no sinks, a null sink, no kinds, a ring
-/// size out of range), when 64 sessions are already active, or when the
-/// process is exiting. Sinks that open files do so when constructed, so an
-/// unwritable path fails there, before the session starts.
+/// size out of range), when 64 sessions are already active, when the
+/// process is exiting, or when called from inside a sink. Sinks that open
+/// files do so when constructed, so an unwritable path fails there, before
+/// the session starts.
 /// Cost: the first start in a process calibrates the clock (~20 ms) and
 /// starts the collector thread; later starts take a mutex and wake it.
-/// Thread-safety: any thread, while other threads record.
+/// Thread-safety: any thread except loupe's collector (i.e. not from inside
+/// a sink), while other threads record.
 inline session start_session(session_config config) {
     return session(detail::rt().start(std::move(config)));
 }

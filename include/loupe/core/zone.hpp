@@ -76,16 +76,23 @@ LOUPE_ALWAYS_INLINE void instant(const site& where) noexcept {
     }
 }
 
+namespace detail {
+/// Pushes `value` of the counter at `where` for `sessions` (from sessions_for).
+LOUPE_ALWAYS_INLINE void push_counter(const site& where, std::uint64_t sessions, double value) noexcept {
+    std::uint64_t bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    push(&where, read_ticks(), bits, sessions);
+}
+}  // namespace detail
+
 /// Records `value` of the counter at `where` (a site of kind `counter`).
-/// Cost and thread-safety as `zone_scope`; any thread.
+/// Cost and thread-safety as `zone_scope`; any thread. `value` is computed
+/// by the caller whether or not anything records; LOUPE_COUNTER computes it
+/// only when a session records counters from the calling thread.
 LOUPE_ALWAYS_INLINE void counter(const site& where, double value) noexcept {
     if (LOUPE_UNLIKELY(detail::armed() & kinds::counters)) {
         const std::uint64_t sessions = detail::sessions_for(site_kind::counter);
-        if (sessions != 0) {
-            std::uint64_t bits;
-            std::memcpy(&bits, &value, sizeof bits);
-            detail::push(&where, detail::read_ticks(), bits, sessions);
-        }
+        if (sessions != 0) detail::push_counter(where, sessions, value);
     }
 }
 

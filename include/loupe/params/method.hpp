@@ -199,9 +199,16 @@ LOUPE_NOINLINE unsigned char* evaluate_straight(const site_binding& binding, con
     return at;
 }
 
+// A value written into the `budget` bytes the payload had left (less than its
+// spec's value budget) that came out cut: it ends within a UTF-8 character
+// of the budget, so the room, not the spec, cut it.
+inline bool cut_by_room(const value_writer& out, std::size_t budget) noexcept {
+    return out.truncated() && out.text_size() + 4 > budget;
+}
+
 // Entry by entry: the entries in `mask` that belong to `sessions`, at `at`
-// and before `limit` (values that do not fit are left out and flagged in
-// `flags`). Returns where the values end; `count` gets their number, `cpu`
+// and before `limit` (values that do not fit whole are left out and flagged
+// in `flags`). Returns where the values end; `count` gets their number, `cpu`
 // is set if one of them wants CPU time.
 template <class Chains, class Self, class Tuple, std::size_t... I>
 LOUPE_NOINLINE unsigned char* evaluate_entries(const site_binding& binding, std::uint64_t mask, std::uint64_t sessions,
@@ -219,12 +226,16 @@ LOUPE_NOINLINE unsigned char* evaluate_entries(const site_binding& binding, std:
             flags |= method_values_lost;
             continue;
         }
-        value_writer out(reinterpret_cast<char*>(at + encoded_text_offset),
-                         std::min<std::size_t>(entry.value_bytes, room - encoded_text_offset));
+        const std::size_t budget = std::min<std::size_t>(entry.value_bytes, room - encoded_text_offset);
+        value_writer out(reinterpret_cast<char*>(at + encoded_text_offset), budget);
         switch (entry.source) {
             case entry_source::compiled: chains.evaluate(entry.compiled, self, args, out); break;
             case entry_source::runtime: entry.chain.evaluate(addresses[entry.param], out); break;
             default: out.fail(value_kind::enable_failed); break;
+        }
+        if (budget < entry.value_bytes && cut_by_room(out, budget)) {  // does not fit whole: left out
+            flags |= method_values_lost;
+            continue;
         }
         at += encode_value(out, entry.slot, static_cast<std::uint16_t>(entry.spec), at);
         ++count;

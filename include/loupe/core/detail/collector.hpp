@@ -137,6 +137,7 @@ inline void runtime::collector_main() noexcept {
             slots_[s->slot].reset();
             occupied_slots_.fetch_and(~(std::uint64_t{1} << s->slot), std::memory_order_release);
         }
+        if (!finishing.empty()) publish_locked();  // their block bits go
         for (ring* r : retired) {
             live_rings_.erase(std::find(live_rings_.begin(), live_rings_.end(), r));
             if (pool_.size() < max_pooled_rings) {

@@ -39,15 +39,18 @@ inline void runtime::on_thread_exit(void* p) noexcept {
 
 // Gets the calling thread a ring if it has none and calls `try_push(ring&)`;
 // when the ring is full and one of `sessions` has the block policy, waits for
-// the collector. The caller counts what was not pushed.
+// the collector — unless what is pushed (`records` slots) is more than the
+// whole ring holds: that can never fit, so it is not waited for. The caller
+// counts what was not pushed.
 template <class TryPush>
-push_outcome push_waiting(thread_state& ts, std::uint64_t sessions, TryPush&& try_push) noexcept {
+push_outcome push_waiting(thread_state& ts, std::uint64_t sessions, std::size_t records, TryPush&& try_push) noexcept {
     if (ts.owned_ring == nullptr) {
         if (ts.status == thread_exiting || ts.status == thread_collector) return push_outcome::no_ring;
         if (rt().acquire_ring(ts) == nullptr) return push_outcome::no_ring;
     }
     ring& rg = *ts.owned_ring;
     if (try_push(rg)) return push_outcome::pushed;
+    if (rg.capacity() < records) return push_outcome::full;
     if (sessions & g_hot.block_slots.load(std::memory_order_relaxed)) {
         runtime& owner = rt();
         for (unsigned spin = 0; owner.collector_running(); ++spin) {
@@ -77,7 +80,7 @@ inline void runtime_count_lost(thread_state& ts, push_outcome outcome, std::uint
 // recorder_hooks::push_records: a unit of `n` records, whole or not at all.
 inline push_outcome runtime_push_records(thread_state& ts, std::uint64_t sessions, const raw_record* unit,
                                          std::size_t n) noexcept {
-    return push_waiting(ts, sessions, [&](ring& r) { return r.capacity() >= n && r.try_push_n(unit, n); });
+    return push_waiting(ts, sessions, n, [&](ring& r) { return r.capacity() >= n && r.try_push_n(unit, n); });
 }
 
 // The calling thread's context as filters see it.
@@ -98,11 +101,35 @@ inline filter_subject current_subject(const thread_state& ts, std::string_view p
     return subject;
 }
 
+// The sessions among `recording` that lack the calling thread's current
+// context (`has_context`: it is not empty), as of `epoch`: a change of the
+// context is news to every session, an unchanged one only to sessions that
+// started since it was written, and an empty one only to sessions whose last
+// context from this thread was not.
+inline std::uint64_t sessions_lacking_context(thread_state& ts, std::uint64_t epoch, std::uint64_t recording,
+                                              bool has_context) noexcept {
+    const std::uint32_t generation = t_context.generation;
+    if (generation != ts.context_generation) {
+        ts.context_generation = generation;
+        ts.context_sent = 0;
+    }
+    for (std::uint64_t known = ts.context_sent | ts.context_nonempty; known != 0; known &= known - 1) {
+        const int slot = __builtin_ctzll(known);
+        if (g_hot.slot_start_epoch[slot].load(std::memory_order_relaxed) > ts.context_epoch) {  // a newer session
+            ts.context_sent &= ~(std::uint64_t{1} << slot);
+            ts.context_nonempty &= ~(std::uint64_t{1} << slot);
+        }
+    }
+    ts.context_epoch = epoch;
+    return recording & ~ts.context_sent & (has_context ? ~std::uint64_t{0} : ts.context_nonempty);
+}
+
 // Re-evaluates which sessions record this thread (kinds, then filters) after
 // the session set or the thread's context changed, and writes the thread's
-// context to them first, so every event they receive follows the context it
-// belongs to. If that context cannot be written (ring full), the event at
-// hand is counted as lost and the next event tries again.
+// context first to those of them that lack it, so every event they receive
+// follows the context it belongs to and each change reaches each session
+// once. If that context cannot be written (ring full), the event at hand is
+// counted as lost and the next event tries again.
 inline std::uint64_t runtime_refresh_sessions(thread_state& ts, site_kind kind) noexcept {
     std::uint64_t epoch = g_hot.epoch.load(std::memory_order_acquire);
     std::uint64_t by_kind[site_kind_slots] = {};
@@ -115,6 +142,10 @@ inline std::uint64_t runtime_refresh_sessions(thread_state& ts, site_kind kind) 
     }
     for (; active != 0; active &= active - 1) {
         const int slot = __builtin_ctzll(active);
+        // Started after `epoch`: left to this thread's next refresh (its
+        // epoch is stale already), which sees the start and writes the
+        // context to it once.
+        if (g_hot.slot_start_epoch[slot].load(std::memory_order_relaxed) > epoch) continue;
         const std::uint32_t k = g_hot.slot_kinds[slot].load(std::memory_order_relaxed);
         for (unsigned kind_index = 1; kind_index < site_kind_slots; ++kind_index) {
             if (k & (1u << kind_index)) by_kind[kind_index] |= std::uint64_t{1} << slot;
@@ -126,19 +157,26 @@ inline std::uint64_t runtime_refresh_sessions(thread_state& ts, site_kind kind) 
                   ? g_hot.plan.load(std::memory_order_relaxed)
                   : nullptr;
     ts.epoch = epoch;
+    // A ring that was full looks at the collector's progress again before it
+    // drops: the sessions changed, and drops it skipped looking for under
+    // earlier sessions must not carry over to these (ring::fits).
+    if (ts.owned_ring != nullptr) ts.owned_ring->recheck_room();
     const std::uint64_t wanted = by_kind[static_cast<unsigned>(kind)];
     std::uint64_t recording = 0;
     for (const std::uint64_t sessions : by_kind) recording |= sessions;
+    if (recording == 0) return wanted;
     const context_state& c = t_context;
     const bool has_context = c.length[0] | c.length[1] | c.length[2] | c.length[3] | c.length[4] | c.length[5];
-    if (recording == 0 || (!has_context && !ts.context_shown)) return wanted;
+    const std::uint64_t lacking = sessions_lacking_context(ts, epoch, recording, has_context);
+    if (lacking == 0) return wanted;
 
     raw_record blob[max_context_records];
-    const std::size_t n = encode_context(c, read_ticks(), recording, blob);
+    const std::size_t n = encode_context(c, read_ticks(), lacking, blob);
     const push_outcome outcome =
-        push_waiting(ts, recording, [&](ring& r) { return r.capacity() < n || r.try_push_n(blob, n); });
+        push_waiting(ts, recording, n, [&](ring& r) { return r.capacity() < n || r.try_push_n(blob, n); });
     if (outcome == push_outcome::pushed) {
-        ts.context_shown = has_context;
+        ts.context_sent |= lacking;
+        ts.context_nonempty = has_context ? ts.context_nonempty | lacking : ts.context_nonempty & ~lacking;
         return wanted;
     }
     ts.epoch = 0;  // try again at the next event

@@ -34,6 +34,9 @@ struct alignas(64) hot_state {
     /// Session slots that are active, and what each one records.
     std::atomic<std::uint64_t> active_slots{0};
     std::atomic<std::uint32_t> slot_kinds[max_sessions] = {};
+    /// The epoch that published each slot's latest session (its start):
+    /// threads that looked before it have written nothing to that session.
+    std::atomic<std::uint64_t> slot_start_epoch[max_sessions] = {};
     /// Active session slots that have a thread filter.
     std::atomic<std::uint64_t> filtered_slots{0};
     /// Ring size (bytes) that a thread acquiring a ring now should get.

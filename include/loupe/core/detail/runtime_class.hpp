@@ -92,8 +92,12 @@ public:
 
     // ------------------------------------------------------------- sessions
 
-    /// Any thread. Validates `cfg`, takes a slot and arms the session.
+    /// Any thread but the collector's. Validates `cfg`, takes a slot and arms
+    /// the session.
     std::shared_ptr<session_state> start(session_config cfg) {
+        if (t_state.status == thread_collector) {
+            throw error("cannot start session '" + cfg.name + "' from inside a sink (collector thread)");
+        }
         validate(cfg);
         internal_allocation_scope internal;
         std::shared_ptr<const filter> thread_filter = parse_filter(cfg.name, cfg.filter);
@@ -155,6 +159,8 @@ public:
         slots_[slot] = s;
         occupied_slots_.fetch_or(std::uint64_t{1} << slot, std::memory_order_release);
         if (specs) params().publish(slot, std::move(specs), s->param_log);
+        // The epoch publish_locked makes (every bump is under mutex_).
+        g_hot.slot_start_epoch[slot].store(g_hot.epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         publish_locked();
         lock.unlock();
         wake_collector();
@@ -392,11 +398,17 @@ private:
     }
 
     // Makes the hot words describe the sessions that are starting or active.
+    // A block session stays in block_slots until it has finished: a thread
+    // that has not yet seen the stop still pushes events for it, and must
+    // wait for room rather than count them as the session's drops.
     void publish_locked() noexcept {
         std::uint32_t armed = 0;
         std::uint64_t active = 0, block = 0, filtered = 0, ring_bytes = 0, metric_slots = 0, zone_metrics = 0;
         for (int i = 0; i < max_sessions; ++i) {
             const auto& s = slots_[i];
+            if (s && s->phase == session_phase::stopping && s->overflow == overflow_policy::block) {
+                block |= std::uint64_t{1} << i;
+            }
             bool on = s && (s->phase == session_phase::starting || s->phase == session_phase::active);
             g_hot.slot_kinds[i].store(on ? s->kinds : 0, std::memory_order_relaxed);
             if (!on) continue;

@@ -35,7 +35,6 @@ struct thread_state {
     std::uint64_t os_tid;  ///< gettid(), cached on first need (0: not yet)
     ring* owned_ring;
     std::uint8_t status;
-    std::uint8_t context_shown;  ///< last context written to a session was not empty
     char pending_name[max_thread_name + 1];  ///< name set before the thread had a ring
     /// Metrics the sessions recording this thread's zones want (null: none);
     /// computed with sessions_by_kind.
@@ -50,6 +49,15 @@ struct thread_state {
     /// null until first needed), so the method scopes read the count of
     /// uncaught exceptions with one load (uncaught_exceptions.hpp).
     const void* eh_globals;
+    /// Which sessions have this thread's context (the slow path writes it to
+    /// those that record the thread and lack it): slots that got the context
+    /// of generation `context_generation` (t_context's), slots whose last
+    /// context from this thread was not empty, and the epoch up to which
+    /// both masks know of the sessions started in their slots.
+    std::uint32_t context_generation;
+    std::uint64_t context_sent;
+    std::uint64_t context_nonempty;
+    std::uint64_t context_epoch;
 };
 
 /// Per-thread scratch stack of the capabilities: the frames of the method
