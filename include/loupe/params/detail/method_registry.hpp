@@ -184,7 +184,8 @@ private:
                     binding_entry e = base_entry(s, *specs, a);
                     e.source = entry_source::runtime;
                     e.param = static_cast<std::uint8_t>(param);
-                    e.chain = {std::move(r.chain), &run_bound_chain};
+                    e.chain.run = r.chain->entry();
+                    e.chain.chain = std::move(r.chain);
                     add(*b, std::move(e));
                 }
             }

@@ -99,6 +99,13 @@ public:
     }
     const bound_step& step(std::size_t index) const noexcept { return steps_[index]; }
 
+    /// What a site's runtime_chain_ref calls with index 0: the first step's
+    /// function, or (no modifiers) the one that writes the value.
+    bound_step::run_fn entry() const noexcept { return steps_.empty() ? &run_from : steps_[0].run; }
+    static void run_from(const bound_chain& chain, std::size_t index, const void* object, value_writer& out) noexcept {
+        chain.run(index, object, out);
+    }
+
     /// Continues the chain after step `index` with `object`.
     void next(std::size_t index, const void* object, value_writer& out) const noexcept { run(index + 1, object, out); }
     struct resume {
@@ -117,11 +124,6 @@ private:
     const type_desc* final_ = nullptr;
     value_kind result_kind_ = value_kind::unknown;
 };
-
-/// Runs `chain` on `object` (what a site's runtime_chain_ref calls).
-inline void run_bound_chain(const bound_chain& chain, const void* object, value_writer& out) noexcept {
-    chain.evaluate(object, out);
-}
 
 namespace chain_steps {
 

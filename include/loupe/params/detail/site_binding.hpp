@@ -32,16 +32,18 @@ struct type_desc;    // type_desc.hpp
 class bound_chain;   // runtime_chain_steps.hpp
 
 /// A bound runtime chain as a site holds it: shared with the binding that
-/// made it, and run through the function the binder set, so a file with
-/// method sites compiles none of the step code.
+/// made it, and entered through its first step's function (the binder sets
+/// it: bound_chain::entry), so a file with method sites compiles none of the
+/// step code and a call pays one indirect call per chain, as before.
 struct runtime_chain_ref {
     std::shared_ptr<const bound_chain> chain;
-    void (*run)(const bound_chain& chain, const void* object, value_writer& out) noexcept = nullptr;
+    void (*run)(const bound_chain& chain, std::size_t index, const void* object, value_writer& out) noexcept =
+        nullptr;
 
     explicit operator bool() const noexcept { return chain != nullptr; }
     /// Runs the chain on `object`; writes its value or the status of the
     /// first failing modifier into `out`.
-    void evaluate(const void* object, value_writer& out) const noexcept { run(*chain, object, out); }
+    void evaluate(const void* object, value_writer& out) const noexcept { run(*chain, 0, object, out); }
 };
 
 /// How one entry gets its value (`timing`: none, the spec only selects the method).
