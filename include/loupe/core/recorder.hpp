@@ -112,11 +112,14 @@ LOUPE_API inline const tick_clock& process_clock() {
 }
 
 // fork() (fork_hooks.hpp): a calibration in progress ends before the fork,
-// so the child finds the clock either calibrated or never started.
+// so the child finds the clock either calibrated or never started. The two
+// places that calibrate register this step at static initialisation: the
+// runtime (core/detail/process_hooks.hpp) and the I/O wrappers
+// (io/run_op.hpp); files that only instrument register nothing, so they
+// carry no static initialiser (nor does a file compiled out).
 inline void clock_fork_prepare() noexcept { clock_calibration_mutex().lock(); }
 inline void clock_fork_release() noexcept { clock_calibration_mutex().unlock(); }
 inline constexpr fork_step clock_fork_step{&clock_fork_prepare, &clock_fork_release, &clock_fork_release};
-LOUPE_API inline const bool clock_fork_step_registered = register_fork_step(fork_rank::clock, clock_fork_step);
 
 /// The kinds some active session records (the "armed?" test).
 LOUPE_ALWAYS_INLINE std::uint32_t armed() noexcept { return g_hot.armed.load(std::memory_order_relaxed); }

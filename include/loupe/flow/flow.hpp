@@ -84,12 +84,22 @@ inline std::uint64_t make_flow_salt() noexcept {
 inline void reseed_flow_ids_in_child() noexcept {
     g_flow_ids.salt.store(make_flow_salt(), std::memory_order_relaxed);
 }
-// Registered at static initialisation, not at the first id: a one-time
-// initialisation in progress when another thread forks would leave the
-// child waiting on it for good.
-LOUPE_API inline const bool flow_ids_reseed_registered =
-    pthread_atfork(nullptr, nullptr, &reseed_flow_ids_in_child) == 0;
 #endif
+
+/// Whether reseed_flow_ids_in_child is registered with pthread_atfork: by the
+/// process's first seed, so that files that only instrument (or are compiled
+/// out) carry no static initialiser. No loupe lock is held there, and an
+/// atomic flag, unlike a function-local static or pthread_once, cannot be
+/// left half done by a fork.
+LOUPE_API inline std::atomic<bool> g_flow_reseed_registered{false};
+
+inline void register_flow_reseed() noexcept {
+#if LOUPE_OS_POSIX
+    if (!g_flow_reseed_registered.exchange(true, std::memory_order_acq_rel)) {
+        pthread_atfork(nullptr, nullptr, &reseed_flow_ids_in_child);
+    }
+#endif
+}
 
 /// Takes a new block of counters for the calling thread; the first call in
 /// the process also seeds the salt (threads that race agree on one: the
@@ -98,6 +108,7 @@ LOUPE_NOINLINE inline void refill_flow_ids(flow_id_block& block) noexcept {
     if (LOUPE_UNLIKELY(g_flow_ids.salt.load(std::memory_order_relaxed) == 0)) {
         std::uint64_t expected = 0;
         g_flow_ids.salt.compare_exchange_strong(expected, make_flow_salt(), std::memory_order_relaxed);
+        register_flow_reseed();
     }
     block.next = g_flow_ids.next.fetch_add(flow_id_block_size, std::memory_order_relaxed);
     block.end = block.next + flow_id_block_size;

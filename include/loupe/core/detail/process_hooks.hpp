@@ -56,6 +56,8 @@ inline void at_exit() noexcept {
 
 inline constexpr fork_step runtime_fork_step{&fork_prepare, &fork_parent, &fork_child};
 LOUPE_API inline const bool runtime_fork_step_registered = register_fork_step(fork_rank::runtime, runtime_fork_step);
+// The runtime calibrates the clock when it is made (recorder.hpp).
+LOUPE_API inline const bool runtime_clock_fork_step_registered = register_fork_step(fork_rank::clock, clock_fork_step);
 
 LOUPE_API inline std::atomic<bool>& process_hooks_installed() {
     static std::atomic<bool> installed{false};
