@@ -557,3 +557,25 @@ TEST(CallTreeReport, DeepNestingIsIndentedAtMostThirtyTwoLevels) {
     EXPECT_GE(deepest, static_cast<std::uint32_t>(depth));  // the Level column still says how deep
     EXPECT_EQ(widest_indent, 2u * rep::max_tree_indent_levels);
 }
+
+// The CLI streams a tree report: its text arrives in pieces of a bounded
+// number of rows, which together are exactly format_tree_report's text.
+TEST(CallTreeReport, ATreeReportIsWrittenInPiecesOfBoundedRows) {
+    const int depth = 200;
+    const loupe::trace t = record("pieces", {[] { nest(depth); }});
+    const rep::tree_report report = rep::report_tree(rep::build_call_tree(t));
+    std::vector<std::string> pieces;
+    rep::write_tree_report(report, [&](std::string_view piece) { pieces.emplace_back(piece); }, 16);
+    std::string joined;
+    std::size_t widest_piece_rows = 0;
+    for (std::size_t i = 0; i < pieces.size(); ++i) {
+        joined += pieces[i];
+        if (i + 1 < pieces.size() && i != 0) {  // every piece but the first (heading) and the last: 16 rows
+            EXPECT_EQ(std::count(pieces[i].begin(), pieces[i].end(), '\n'), 16) << "piece " << i;
+        }
+        widest_piece_rows = std::max<std::size_t>(widest_piece_rows, std::count(pieces[i].begin(), pieces[i].end(), '\n'));
+    }
+    EXPECT_EQ(joined, rep::format_tree_report(report));
+    EXPECT_GE(pieces.size(), report.rows.size() / 16);
+    EXPECT_LE(widest_piece_rows, 16u + 4u);  // the first piece also holds the heading lines
+}

@@ -54,7 +54,13 @@ inline int run_metric_report(const std::string& file, const loupe::decode_option
             const rep::call_tree tree = rep::build_call_tree(t);
             if (r == metric_report::tree) {
                 const rep::tree_report report = rep::report_tree(tree, tree_metric);
-                text = json ? rep::tree_report_json(report) : rep::format_tree_report(report);
+                if (json) {
+                    text = rep::tree_report_json(report);
+                } else {  // streamed: a deep tree's text is never held whole
+                    rep::write_tree_report(report, [](std::string_view piece) {
+                        std::fwrite(piece.data(), 1, piece.size(), stdout);
+                    });
+                }
             } else if (r == metric_report::flat) {
                 const rep::flat_report report = rep::report_flat(tree, tree_metric);
                 text = json ? rep::flat_report_json(report) : rep::format_flat_report(report);

@@ -184,19 +184,38 @@ inline tree_report report_tree(const call_tree& tree, std::string_view metric = 
 /// they are), so the text stays linear in the trace however deep the calls.
 inline constexpr std::uint32_t max_tree_indent_levels = 32;
 
-/// Columns Level, RL, Calls, Base, Cum, Name (indented by level, at most
-/// max_tree_indent_levels).
-inline std::string format_tree_report(const tree_report& r) {
+/// format_tree_report in pieces, for output that streams: calls
+/// `write(std::string_view)` with the heading, then with the text of every
+/// `rows_per_piece` rows in order, so a deep tree's text is never held whole.
+template <class Write>
+void write_tree_report(const tree_report& r, Write&& write, std::size_t rows_per_piece = 4096) {
     std::string out = detail::report_head(r.session, "call tree", r.metric);
-    if (r.rows.empty()) return out + "no threads recorded zones\n";
+    if (r.rows.empty()) {
+        write(std::string_view(out + "no threads recorded zones\n"));
+        return;
+    }
     out += "Level    RL ";
     out += detail::cost_header;
     char prefix[32];
+    std::size_t in_piece = 0;
     for (const tree_row& row : r.rows) {
         std::snprintf(prefix, sizeof prefix, "%5u %5u ", row.level, row.rl);
         const std::uint32_t shown = row.level < max_tree_indent_levels ? row.level : max_tree_indent_levels;
         detail::append_cost_row(out, prefix, row.cost, 2 * std::size_t{shown});
+        if (++in_piece == rows_per_piece) {
+            write(std::string_view(out));
+            out.clear();
+            in_piece = 0;
+        }
     }
+    if (!out.empty()) write(std::string_view(out));
+}
+
+/// Columns Level, RL, Calls, Base, Cum, Name (indented by level, at most
+/// max_tree_indent_levels).
+inline std::string format_tree_report(const tree_report& r) {
+    std::string out;
+    write_tree_report(r, [&](std::string_view piece) { out += piece; });
     return out;
 }
 
