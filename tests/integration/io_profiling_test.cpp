@@ -60,6 +60,9 @@ std::vector<loupe::sinks::memory_event> ops_of(const std::vector<loupe::sinks::m
     return out;
 }
 
+// Creates `path` with the raw open(2): loupe does not see this open.
+int open_unseen(const std::string& path) { return ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644); }
+
 TEST(IoProfiling, LateStartNamesTheFileOpenedBeforeTheSession) {
     const std::string path = temp_file("late");
     const int fd = loupe::io::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
@@ -96,7 +99,7 @@ TEST(IoProfiling, LateStartNamesTheFileOpenedBeforeTheSession) {
 
 TEST(IoProfiling, DescriptorsOpenedWithoutTheWrappersAreBackfilled) {
     const std::string path = temp_file("backfill");
-    const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);  // loupe does not see this open
+    const int fd = open_unseen(path);
     ASSERT_GE(fd, 0);
     auto mem = std::make_shared<loupe::sinks::memory_sink>();
     auto session = loupe::start_session(io_config(mem));
@@ -120,7 +123,7 @@ TEST(IoProfiling, DescriptorsOpenedWithoutTheWrappersAreBackfilled) {
 // original are one named resource, not descriptor numbers.
 TEST(IoProfiling, ADupOfADescriptorOpenedOutsideTheWrappersNamesBoth) {
     const std::string path = temp_file("dup_backfill");
-    const int fd = ::open(path.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);  // loupe does not see this open
+    const int fd = open_unseen(path);
     ASSERT_GE(fd, 0);
     auto mem = std::make_shared<loupe::sinks::memory_sink>();
     auto session = loupe::start_session(io_config(mem));

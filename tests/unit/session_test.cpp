@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <functional>
 #include <thread>
 #include <vector>
 
@@ -158,46 +159,42 @@ TEST(Session, UnwritableTracePathFailsBeforeTheSessionStarts) {
     }
 }
 
-TEST(Session, StoppingFromInsideASinkIsRefusedWithoutDeadlock) {
+namespace {
+// Starts a session whose callback sink runs `act(session)` when it receives
+// an instant, records one, stops the session, and returns what the
+// loupe::error `act` threw said ("" if it threw none).
+std::string error_thrown_inside_a_sink(const char* name, const std::function<void(loupe::session&)>& act) {
     std::string seen_error;
-    loupe::session* target = nullptr;
+    loupe::session* own = nullptr;
     auto cb = std::make_shared<loupe::sinks::callback_sink>([&](const loupe::record& r) {
-        if (r.kind == record_kind::instant && target) {
-            try {
-                target->stop();
-            } catch (const loupe::error& e) {
-                seen_error = e.what();
-            }
-        }
-    });
-    loupe::session_config cfg;
-    cfg.name = "reentrant";
-    cfg.sinks = {cb};
-    auto s = loupe::start_session(cfg);
-    target = &s;
-    LOUPE_INSTANT("trigger");
-    s.stop();
-    EXPECT_NE(seen_error.find("from inside a sink"), std::string::npos) << seen_error;
-}
-
-TEST(Session, StartingFromInsideASinkIsRefusedWithoutDeadlock) {
-    std::string seen_error;
-    loupe::session started_inside;  // only if the start was wrongly allowed: stopped below
-    auto inner = std::make_shared<loupe::sinks::memory_sink>();
-    auto cb = std::make_shared<loupe::sinks::callback_sink>([&](const loupe::record& r) {
-        if (r.kind != record_kind::instant) return;
+        if (r.kind != record_kind::instant || own == nullptr) return;
         try {
-            started_inside = loupe::start_session(memory_config(inner, "inner"));
+            act(*own);
         } catch (const loupe::error& e) {
             seen_error = e.what();
         }
     });
     loupe::session_config cfg;
-    cfg.name = "reentrant-start";
+    cfg.name = name;
     cfg.sinks = {cb};
     auto s = loupe::start_session(cfg);
+    own = &s;
     LOUPE_INSTANT("trigger");
     s.stop();
+    return seen_error;
+}
+}  // namespace
+
+TEST(Session, StoppingFromInsideASinkIsRefusedWithoutDeadlock) {
+    const std::string seen_error = error_thrown_inside_a_sink("reentrant", [](loupe::session& own) { own.stop(); });
+    EXPECT_NE(seen_error.find("from inside a sink"), std::string::npos) << seen_error;
+}
+
+TEST(Session, StartingFromInsideASinkIsRefusedWithoutDeadlock) {
+    loupe::session started_inside;  // only if the start was wrongly allowed: stopped below
+    auto inner = std::make_shared<loupe::sinks::memory_sink>();
+    const std::string seen_error = error_thrown_inside_a_sink(
+        "reentrant-start", [&](loupe::session&) { started_inside = loupe::start_session(memory_config(inner, "inner")); });
     EXPECT_FALSE(started_inside.active());
     started_inside.stop();
     EXPECT_NE(seen_error.find("cannot start session 'inner' from inside a sink"), std::string::npos) << seen_error;

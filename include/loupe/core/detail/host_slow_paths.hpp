@@ -39,9 +39,9 @@ inline void runtime::on_thread_exit(void* p) noexcept {
 
 // Gets the calling thread a ring if it has none and calls `try_push(ring&)`;
 // when the ring is full and one of `sessions` has the block policy, waits for
-// the collector — unless what is pushed (`records` slots) is more than the
-// whole ring holds: that can never fit, so it is not waited for. The caller
-// counts what was not pushed.
+// the collector. What takes more slots (`records`) than the whole ring holds
+// can never fit: it is neither tried nor waited for. The caller counts what
+// was not pushed.
 template <class TryPush>
 push_outcome push_waiting(thread_state& ts, std::uint64_t sessions, std::size_t records, TryPush&& try_push) noexcept {
     if (ts.owned_ring == nullptr) {
@@ -49,8 +49,8 @@ push_outcome push_waiting(thread_state& ts, std::uint64_t sessions, std::size_t 
         if (rt().acquire_ring(ts) == nullptr) return push_outcome::no_ring;
     }
     ring& rg = *ts.owned_ring;
-    if (try_push(rg)) return push_outcome::pushed;
     if (rg.capacity() < records) return push_outcome::full;
+    if (try_push(rg)) return push_outcome::pushed;
     if (sessions & g_hot.block_slots.load(std::memory_order_relaxed)) {
         runtime& owner = rt();
         for (unsigned spin = 0; owner.collector_running(); ++spin) {
@@ -80,7 +80,7 @@ inline void runtime_count_lost(thread_state& ts, push_outcome outcome, std::uint
 // recorder_hooks::push_records: a unit of `n` records, whole or not at all.
 inline push_outcome runtime_push_records(thread_state& ts, std::uint64_t sessions, const raw_record* unit,
                                          std::size_t n) noexcept {
-    return push_waiting(ts, sessions, n, [&](ring& r) { return r.capacity() >= n && r.try_push_n(unit, n); });
+    return push_waiting(ts, sessions, n, [&](ring& r) { return r.try_push_n(unit, n); });
 }
 
 // The calling thread's context as filters see it.
@@ -172,8 +172,10 @@ inline std::uint64_t runtime_refresh_sessions(thread_state& ts, site_kind kind) 
 
     raw_record blob[max_context_records];
     const std::size_t n = encode_context(c, read_ticks(), lacking, blob);
+    // A context larger than the whole ring (a tiny ring_bytes) is left out
+    // as if written, not retried at every event: hence no `records` limit.
     const push_outcome outcome =
-        push_waiting(ts, recording, n, [&](ring& r) { return r.capacity() < n || r.try_push_n(blob, n); });
+        push_waiting(ts, recording, 0, [&](ring& r) { return r.capacity() < n || r.try_push_n(blob, n); });
     if (outcome == push_outcome::pushed) {
         ts.context_sent |= lacking;
         ts.context_nonempty = has_context ? ts.context_nonempty | lacking : ts.context_nonempty & ~lacking;
