@@ -1,5 +1,6 @@
 // fork() while other threads are inside loupe: every child can start a
-// session, record a zone (with a metric) and an I/O read, stop and exit.
+// session, record a zone (with a metric), an I/O read and a method call with
+// a traced parameter, stop and exit.
 // Its own process: main() sets the I/O registry's direct array to its
 // smallest size before its first use, so that descriptors from 256 up take
 // the registry's overflow map; the clock test re-runs this binary as a
@@ -13,6 +14,7 @@
 #include <loupe/loupe.hpp>
 #include <loupe/metrics.hpp>
 #include <loupe/metrics/allocations.hpp>
+#include <loupe/params.hpp>
 #include <loupe/session.hpp>
 
 #include <gtest/gtest.h>
@@ -48,6 +50,37 @@ bool capacity_accepted = false;
 void sleep_for_us(long us) {
     const timespec pause{us / 1000000, (us % 1000000) * 1000};
     ::nanosleep(&pause, nullptr);
+}
+
+// The traced code: a method whose parameters the sessions trace through the
+// reflection registry (field), the type-name cache (type_of) and the hash key.
+namespace forkshop {
+struct Parcel {
+    virtual ~Parcel() = default;
+    int weight = 0;
+    std::string label;
+};
+struct Crate : Parcel {};
+struct Cart {
+    int items = 0;
+    int add(const Parcel& parcel, int count) {
+        LOUPE_METHOD("forkshop::Cart::add(Parcel const&,int)", parcel, count);
+        return items += count;
+    }
+};
+constexpr const char* add_signature = "forkshop::Cart::add(Parcel const&,int)";
+}  // namespace forkshop
+
+const char* const parcel_specs =
+    "method=forkshop::Cart::add(Parcel const&,int); param=1; chain=field(weight)\n"
+    "method=forkshop::Cart::add(Parcel const&,int); param=1; chain=type_of\n"
+    "method=forkshop::Cart::add(Parcel const&,int); param=1; chain=field(label)|hash\n";
+
+void reflect_parcels() {
+    loupe::reflect<forkshop::Parcel>("forkshop::Parcel")
+        .field("weight", &forkshop::Parcel::weight)
+        .field("label", &forkshop::Parcel::label);
+    loupe::reflect<forkshop::Crate>("forkshop::Crate").base<forkshop::Parcel>();
 }
 
 struct child_results {
@@ -89,9 +122,9 @@ void await_child(pid_t pid, std::chrono::steady_clock::time_point deadline, chil
 }
 
 // What every child does: a descriptor dup'ed past the registry's array,
-// then a session recording zones with a metric and I/O, one zone, a read of
-// that descriptor, stop. Exits with 0 when the session got the zone and the
-// read. (The dup comes first: growing the descriptor table of a process
+// then a session recording zones with a metric, I/O and methods with a
+// parameter spec, one zone, a read of that descriptor, a traced call, stop.
+// Exits with 0 when the session got the zone, the read and the call's value. (The dup comes first: growing the descriptor table of a process
 // with several threads, the collector among them, waits for an RCU grace
 // period, ~10 ms.)
 [[noreturn]] void child_main() {
@@ -102,26 +135,34 @@ void await_child(pid_t pid, std::chrono::steady_clock::time_point deadline, chil
         auto mem = std::make_shared<loupe::sinks::memory_sink>();
         loupe::session_config cfg;
         cfg.name = "child";
-        cfg.kinds = loupe::kinds::zones | loupe::kinds::io;
+        cfg.kinds = loupe::kinds::zones | loupe::kinds::io | loupe::kinds::methods;
         cfg.metrics = {"cpu_time", "alloc_bytes"};
+        cfg.params = "method=forkshop::Cart::add(Parcel const&,int); param=1; chain=field(weight)";
         cfg.sinks = {mem};
+        reflect_parcels();
         auto session = loupe::start_session(cfg);
         {
             LOUPE_ZONE("fork_safety.child");
         }
+        forkshop::Crate crate;
+        crate.weight = 7;
+        forkshop::Cart().add(crate, 1);
         char byte = 1;
         const bool read_ok = high >= 0 && loupe::io::read(high, &byte, 1) == 1 && byte == 0;
         if (high >= 0) loupe::io::close(high);
         if (low >= 0) loupe::io::close(low);
         session.stop();
-        bool zone = false, read = false;
+        bool zone = false, read = false, call = false;
         for (const auto& e : mem->events()) {
             zone = zone || (e.kind == loupe::record_kind::zone && e.name == "fork_safety.child");
             read = read || (e.kind == loupe::record_kind::io && e.io.op == loupe::io::op::read);
+            call = call || (e.has_method && e.name == forkshop::add_signature && e.params.size() == 1 &&
+                            loupe::format_value(e.params[0]) == "7");
         }
         if (!read_ok) code = 2;
         else if (!zone) code = 3;
         else if (!read) code = 4;
+        else if (!call) code = 6;
     } catch (...) {
         code = 5;
     }
@@ -217,6 +258,39 @@ TEST(ForkSafety, ChildrenForkedWhileThreadsUseTheIoRegistryOverflowFinish) {
         }
     });
     for (const int fd : base) loupe::io::close(fd);
+    EXPECT_EQ(r.hung, 0) << "of " << r.forked << " children";
+    EXPECT_EQ(r.failed, 0) << "of " << r.forked << " children; first: " << r.first_failure;
+}
+
+// Parameter tracing's locks: threads that start, change and stop sessions
+// with parameter specs (the method registry, the sessions' spec logs), that
+// register classes and bases (the reflection registry, the class graph; each
+// registration makes every site rebind) and that make traced calls on
+// receivers of two classes (binding, the receiver cache, type names).
+TEST(ForkSafety, ChildrenForkedWhileThreadsTraceParametersFinish) {
+    reflect_parcels();
+    const child_results r = fork_while([&](int index) {
+        forkshop::Cart cart;
+        forkshop::Crate crate;
+        forkshop::Parcel parcel;
+        if (index == 0) {
+            auto mem = std::make_shared<loupe::sinks::memory_sink>();
+            loupe::session_config cfg;
+            cfg.name = "churn";
+            cfg.kinds = loupe::kinds::methods;
+            cfg.params = parcel_specs;
+            cfg.sinks = {mem};
+            auto session = loupe::start_session(cfg);
+            cart.add(crate, 1);
+            session.set_params("method=forkshop::Cart::add(Parcel const&,int); param=2");
+            cart.add(parcel, 2);
+            session.stop();
+        } else if (index == 1) {
+            reflect_parcels();
+        } else {
+            for (int k = 0; k < 16; ++k) cart.add(k % 2 ? static_cast<const forkshop::Parcel&>(crate) : parcel, 1);
+        }
+    });
     EXPECT_EQ(r.hung, 0) << "of " << r.forked << " children";
     EXPECT_EQ(r.failed, 0) << "of " << r.forked << " children; first: " << r.first_failure;
 }

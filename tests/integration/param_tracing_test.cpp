@@ -172,6 +172,43 @@ const bool reflected = [] {
 
 }  // namespace
 
+namespace badsig {
+int fine(int n) {
+    LOUPE_FUNCTION_PARAMS("badsig::fine(int)", n);
+    return n;
+}
+int odd(int n) {
+    LOUPE_FUNCTION_PARAMS("badsig::odd(int", n);  // the closing parenthesis is missing
+    return n;
+}
+}  // namespace badsig
+
+// A site whose signature does not parse is reported once, when it first
+// binds, naming the site; no spec applies to it. The report is made outside
+// loupe's locks: a handler that makes a traced call (which binds its own
+// site) does not deadlock.
+TEST(ParamTracing, ASiteWhoseSignatureDoesNotParseIsReportedOnceOutsideTheRegistrysLock) {
+    std::vector<std::string> reports;
+    loupe::set_error_handler([&](const std::string& message) {
+        reports.push_back(message);
+        badsig::fine(static_cast<int>(reports.size()));
+    });
+    auto sink = std::make_shared<method_recorder>();
+    auto s = loupe::start_session(method_session(sink, "method=badsig::fine(int); param=1"));
+    badsig::odd(1);
+    badsig::odd(2);
+    s.stop();
+    loupe::set_error_handler(nullptr);
+    ASSERT_EQ(reports.size(), 1u);
+    EXPECT_NE(reports[0].find("param_tracing_test.cpp"), std::string::npos) << reports[0];
+    EXPECT_NE(reports[0].find("\"badsig::odd(int\" does not parse"), std::string::npos) << reports[0];
+    const auto fine = sink->calls("badsig::fine(int)");
+    ASSERT_EQ(fine.size(), 1u);  // the call the handler made
+    ASSERT_EQ(fine[0].values.size(), 1u);
+    EXPECT_EQ(fine[0].values[0].text, "1");
+    for (const auto& c : sink->calls("badsig::odd(int")) EXPECT_TRUE(c.values.empty());
+}
+
 TEST(ParamTracing, RuntimeSpecsRecordTheirValuesInSpecOrder) {
     auto sink = std::make_shared<method_recorder>();
     auto s = loupe::start_session(method_session(sink,

@@ -42,8 +42,20 @@ enum class fork_rank : unsigned {
     /// beyond the direct array). An allocation under it may attach a metric
     /// block.
     io_registry,
+    /// params: the method registry (which specs apply to which site). Binding
+    /// a site takes the three below under it; session start and stop take
+    /// it under the runtime's mutex.
+    param_methods,
+    /// params: the reflection registry (loupe::reflect, runtime chains).
+    param_reflection,
+    /// params: the class graph (match=inherited|subclasses).
+    param_classes,
+    /// params: the cache of demangled type names (`type_of`).
+    param_type_names,
     /// metrics: the metric registry's creation and its mutex (blocks, metric
-    /// sessions, metric definitions). Nothing nests inside it.
+    /// sessions, metric definitions). Nothing nests inside it; an allocation
+    /// under any earlier rank may take it (a thread's first counted
+    /// allocation attaches its metric block).
     metric_registry,
     count
 };

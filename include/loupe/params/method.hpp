@@ -87,22 +87,22 @@ constexpr site_chains<Named...> make_site_chains(Named... n) noexcept {
 
 /// Descriptors of a site's parameter types: [0] the receiver (null for a free
 /// function), [1..] the declared parameters.
+template <class Self>
+constexpr const type_desc* receiver_desc() noexcept {
+    if constexpr (std::is_void_v<Self>) {
+        return nullptr;
+    } else {
+        return type_desc_of<Self>();
+    }
+}
 template <class Self, class Tuple>
 struct site_arg_types;
 template <class Self, class... Args>
 struct site_arg_types<Self, std::tuple<Args&...>> {
     static constexpr std::size_t count = 1 + sizeof...(Args);
-    static const type_desc* const* get() noexcept {
-        static const type_desc* const types[count] = {self_desc(), type_desc_of<std::remove_cv_t<Args>>()...};
-        return types;
-    }
-    static const type_desc* self_desc() noexcept {
-        if constexpr (std::is_void_v<Self>) {
-            return nullptr;
-        } else {
-            return type_desc_of<Self>();
-        }
-    }
+    // Constant-initialised: no guard a fork() could leave taken.
+    static constexpr const type_desc* types[count] = {receiver_desc<Self>(), type_desc_of<std::remove_cv_t<Args>>()...};
+    static const type_desc* const* get() noexcept { return types; }
 };
 
 /// The receiver's type when it cannot vary per call (not polymorphic): the

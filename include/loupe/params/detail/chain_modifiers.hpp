@@ -137,12 +137,10 @@ struct type_of_mod : modifier_base {
                           "loupe: type_of applies to objects, not to numbers, enums or other scalars "
                           "(modifiers are not applied to primitive values)");
 #if LOUPE_DETAIL_CHAIN_RTTI
-            if constexpr (std::is_polymorphic_v<O>) {
-                k(type_name_value{cached_type_name(typeid(obj))});
-            } else {
-                static const std::string_view name = cached_type_name(typeid(O));
-                k(type_name_value{name});
-            }
+            // The cache's lock-free lookup (no function-local static: a
+            // fork() during its first initialisation would leave the child's
+            // guard taken).
+            k(type_name_value{cached_type_name(typeid(obj))});
 #else
             (void)k;
             static_assert(dependent_false<O>, "loupe: type_of needs RTTI (compiled with -fno-rtti)");

@@ -21,6 +21,8 @@
 #include <vector>
 
 #include "loupe/base/config.hpp"
+#include "loupe/base/fork_hooks.hpp"
+#include "loupe/base/process_singleton.hpp"
 #include "loupe/params/detail/modifier_support.hpp"
 
 namespace loupe::detail {
@@ -44,6 +46,11 @@ public:
         }
         return insert(t);
     }
+
+    /// fork() (process_singleton.hpp): the mutex is held across it.
+    void before_fork() noexcept { mutex_.lock(); }
+    void after_fork_in_parent() noexcept { mutex_.unlock(); }
+    void after_fork_in_child() noexcept { mutex_.unlock(); }
 
 private:
     static std::size_t slot_of(const std::type_info& t) noexcept {
@@ -76,11 +83,13 @@ private:
     std::vector<std::unique_ptr<type_name_entry>> entries_;
 };
 
-/// The process's cache (never destroyed).
-LOUPE_API inline type_name_cache& type_names() {
-    static type_name_cache* cache = new type_name_cache();
-    return *cache;
-}
+/// The process's cache (one across shared libraries; never destroyed).
+inline type_name_cache& type_names() { return process_singleton<type_name_cache>::get(); }
+
+// fork() (base/fork_hooks.hpp): the cache's mutex is taken before and
+// released after.
+LOUPE_API inline const bool type_name_cache_fork_step_registered =
+    register_fork_step(fork_rank::param_type_names, process_singleton<type_name_cache>::fork_handling);
 
 /// The cached demangled name of `t`. Allocates on a type's first lookup only.
 inline std::string_view cached_type_name(const std::type_info& t) { return type_names().lookup(t); }

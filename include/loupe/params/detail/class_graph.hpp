@@ -20,6 +20,8 @@
 #include <vector>
 
 #include "loupe/base/config.hpp"
+#include "loupe/base/fork_hooks.hpp"
+#include "loupe/base/process_singleton.hpp"
 
 namespace loupe::detail {
 
@@ -60,6 +62,11 @@ public:
         return std::find(m.begin(), m.end(), method) != m.end();
     }
 
+    /// fork() (process_singleton.hpp): the mutex is held across it.
+    void before_fork() noexcept { mutex_.lock(); }
+    void after_fork_in_parent() noexcept { mutex_.unlock(); }
+    void after_fork_in_child() noexcept { mutex_.unlock(); }
+
     /// Bumps on every change; bindings that depend on the graph compare it.
     std::uint64_t generation() const {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -76,10 +83,13 @@ private:
     std::uint64_t generation_ = 0;
 };
 
-/// The process-wide graph (one across shared libraries, see config.hpp).
-LOUPE_API inline class_graph& classes() {
-    static class_graph* graph = new class_graph;  // never destroyed: used by static destructors that bind
-    return *graph;
-}
+/// The process-wide graph (one across shared libraries; never destroyed:
+/// static destructors may still bind).
+inline class_graph& classes() { return process_singleton<class_graph>::get(); }
+
+// fork() (base/fork_hooks.hpp): the graph's mutex is taken before and
+// released after.
+LOUPE_API inline const bool class_graph_fork_step_registered =
+    register_fork_step(fork_rank::param_classes, process_singleton<class_graph>::fork_handling);
 
 }  // namespace loupe::detail

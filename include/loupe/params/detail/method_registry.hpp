@@ -41,6 +41,8 @@
 #include "loupe/params/detail/reflection_registry.hpp"
 #include "loupe/params/detail/type_desc.hpp"
 #include "loupe/base/error.hpp"
+#include "loupe/base/fork_hooks.hpp"
+#include "loupe/base/process_singleton.hpp"
 #include "loupe/params/method_site.hpp"
 
 namespace loupe::detail {
@@ -69,6 +71,7 @@ public:
     const site_binding* bind(method_site& s, const type_desc* const* types, std::size_t type_count,
                              const std::type_info* receiver) noexcept {
         std::vector<std::pair<std::shared_ptr<session_param_log>, session_param_log::apply_error>> errors;
+        std::string site_error;  // reported outside our mutex (the error handler's lock ranks first)
         const site_binding* result = nullptr;
         {
             std::lock_guard<std::mutex> lock(mutex_);
@@ -77,13 +80,14 @@ public:
                 return static_cast<const site_binding*>(s.binding.load(std::memory_order_acquire));
             }
             try {
-                result = bind_locked(s, types, type_count, receiver, errors);
+                result = bind_locked(s, types, type_count, receiver, errors, site_error);
             } catch (...) {
                 result = &empty_;
             }
             s.binding.store(result, std::memory_order_release);
             s.bound_generation.store(gen, std::memory_order_release);
         }
+        if (!site_error.empty()) report_error(site_error);
         for (auto& e : errors) {  // the logs' own mutex, outside ours
             try {
                 e.first->add_error(e.second.method, e.second.spec, std::move(e.second.reason));
@@ -115,6 +119,18 @@ public:
         }
     }
 
+    /// fork() (process_singleton.hpp): the mutex is held across it. The
+    /// child has none of the parent's sessions (core/detail/process_hooks.hpp):
+    /// their specs and logs are dropped, and every site rebinds.
+    void before_fork() noexcept { mutex_.lock(); }
+    void after_fork_in_parent() noexcept { mutex_.unlock(); }
+    void after_fork_in_child() noexcept {
+        for (auto& specs : slots_) specs.reset();
+        for (auto& log : logs_) log.reset();
+        generation.fetch_add(1, std::memory_order_release);
+        mutex_.unlock();
+    }
+
 private:
     struct site_info {
         signature sig;
@@ -123,8 +139,9 @@ private:
 
     const site_binding* bind_locked(method_site& s, const type_desc* const* types, std::size_t type_count,
                                     const std::type_info* receiver, std::vector<std::pair<std::shared_ptr<session_param_log>,
-                                                          session_param_log::apply_error>>& errors) {
-        site_info& info = register_locked(s);
+                                                          session_param_log::apply_error>>& errors,
+                                    std::string& site_error) {
+        site_info& info = register_locked(s, site_error);
         if (!info.valid) return &empty_;
         auto b = std::make_unique<site_binding>();
         b->site_class = info.sig.qualified_class();
@@ -278,7 +295,9 @@ private:
         return mask;
     }
 
-    site_info& register_locked(method_site& s) {
+    // The site's parsed signature, made on its first bind; a signature that
+    // does not parse leaves `site_error` saying so.
+    site_info& register_locked(method_site& s, std::string& site_error) {
         auto it = sites_.find(&s);
         if (it != sites_.end()) return it->second;
         site_info& info = sites_[&s];
@@ -287,9 +306,9 @@ private:
             info.valid = true;
             if (s.has_receiver) classes().add_method(info.sig.qualified_class(), info.sig.name);
         } catch (const std::exception& e) {
-            report_error(std::string("loupe: method site ") + s.zone.file + ":" + std::to_string(s.zone.line) +
+            site_error = std::string("loupe: method site ") + s.zone.file + ":" + std::to_string(s.zone.line) +
                          ": its signature \"" + s.zone.name + "\" does not parse (" + e.what() +
-                         "); no parameter spec can match it");
+                         "); no parameter spec can match it";
         }
         return info;
     }
@@ -302,11 +321,14 @@ private:
     site_binding empty_;
 };
 
-/// The process-wide registry (one across shared libraries).
-LOUPE_API inline method_registry& methods_registry() {
-    static method_registry* r = new method_registry;  // never destroyed: calls may bind during exit
-    return *r;
-}
+/// The process-wide registry (one across shared libraries; never destroyed:
+/// calls may bind during exit).
+inline method_registry& methods_registry() { return process_singleton<method_registry>::get(); }
+
+// fork() (base/fork_hooks.hpp): the registry's mutex is taken before and
+// released after; the child drops the parent's sessions' specs.
+LOUPE_API inline const bool method_registry_fork_step_registered =
+    register_fork_step(fork_rank::param_methods, process_singleton<method_registry>::fork_handling);
 
 // The parameter backend the runtime core calls (core/params_backend.hpp), installed
 // by every translation unit that includes this header.

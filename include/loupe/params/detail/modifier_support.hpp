@@ -4,6 +4,7 @@
 // and the index rule of `at(i)`.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -52,21 +53,37 @@ struct hash_key {
     std::uint64_t k0, k1;
 };
 
-LOUPE_API inline const hash_key& process_hash_key() {
-    static const hash_key key = [] {
-        hash_key k{0, 0};
+/// The key's two halves once made (0: not yet). Not a function-local
+/// static: a fork() while another thread is inside its initialisation would
+/// leave the guard taken in the child.
+LOUPE_API inline std::atomic<std::uint64_t> g_process_hash_key[2] = {};
+
+LOUPE_NOINLINE inline hash_key make_process_hash_key() noexcept {
+    hash_key k{0, 0};
 #if LOUPE_OS_LINUX
-        // The kernel's random bytes (what std::random_device reads here),
-        // without <random>'s 10,000 lines in every file with a method site.
-        if (getrandom(&k, sizeof k, 0) != static_cast<ssize_t>(sizeof k)) k = hash_key{0, 0};
+    // The kernel's random bytes (what std::random_device reads here),
+    // without <random>'s 10,000 lines in every file with a method site.
+    if (getrandom(&k, sizeof k, 0) != static_cast<ssize_t>(sizeof k)) k = hash_key{0, 0};
 #endif
-        // Mixed with the clocks and an address either way: never a fixed key.
-        const std::uint64_t t = steady_ns() ^ wall_ns() ^ reinterpret_cast<std::uintptr_t>(&k);
-        k.k0 ^= t;
-        k.k1 ^= t * 0x9E3779B97F4A7C15ull;
-        return k;
-    }();
-    return key;
+    // Mixed with the clocks and an address either way: never a fixed key.
+    const std::uint64_t t = steady_ns() ^ wall_ns() ^ reinterpret_cast<std::uintptr_t>(&k);
+    const std::uint64_t mine[2] = {(k.k0 ^ t) | 1, (k.k1 ^ (t * 0x9E3779B97F4A7C15ull)) | 1};
+    // Threads that race here each made a key; per half, the first one
+    // published stands, so every thread ends with the same key.
+    for (int i = 0; i < 2; ++i) {
+        std::uint64_t none = 0;
+        g_process_hash_key[i].compare_exchange_strong(none, mine[i], std::memory_order_relaxed);
+    }
+    return hash_key{g_process_hash_key[0].load(std::memory_order_relaxed),
+                    g_process_hash_key[1].load(std::memory_order_relaxed)};
+}
+
+/// The process's key, made on first use. Any thread; never blocks.
+inline hash_key process_hash_key() noexcept {
+    const hash_key k{g_process_hash_key[0].load(std::memory_order_relaxed),
+                     g_process_hash_key[1].load(std::memory_order_relaxed)};
+    if (LOUPE_LIKELY(k.k0 != 0 && k.k1 != 0)) return k;
+    return make_process_hash_key();
 }
 
 /// SipHash-2-4 of `n` bytes at `data` under `key`.

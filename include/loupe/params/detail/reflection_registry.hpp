@@ -25,6 +25,8 @@
 #include <vector>
 
 #include "loupe/base/config.hpp"
+#include "loupe/base/fork_hooks.hpp"
+#include "loupe/base/process_singleton.hpp"
 #include "loupe/params/detail/modifier_support.hpp"
 #include "loupe/params/detail/type_desc.hpp"
 
@@ -104,16 +106,23 @@ public:
     }
     std::atomic<std::uint64_t> name_generation{0};
 
+    /// fork() (process_singleton.hpp): the mutex is held across it.
+    void before_fork() noexcept { mutex.lock(); }
+    void after_fork_in_parent() noexcept { mutex.unlock(); }
+    void after_fork_in_child() noexcept { mutex.unlock(); }
+
 private:
     std::unordered_map<std::type_index, const std::string*> names_;
     std::deque<std::string> name_storage_;  // never shrinks: names handed out stay valid
 };
 
 /// The process-wide registry (one across shared libraries; never destroyed).
-LOUPE_API inline reflection_registry& reflection() {
-    static reflection_registry* r = new reflection_registry;
-    return *r;
-}
+inline reflection_registry& reflection() { return process_singleton<reflection_registry>::get(); }
+
+// fork() (base/fork_hooks.hpp): the registry's mutex is taken before and
+// released after.
+LOUPE_API inline const bool reflection_registry_fork_step_registered =
+    register_fork_step(fork_rank::param_reflection, process_singleton<reflection_registry>::fork_handling);
 
 /// The registered name of a type (loupe::reflect), else its demangled name.
 /// Slow (lock, may allocate). Any thread.

@@ -83,7 +83,7 @@ struct type_desc {
 };
 
 template <class T>
-const type_desc* type_desc_of() noexcept;
+constexpr const type_desc* type_desc_of() noexcept;
 
 namespace desc_impl {
 
@@ -327,7 +327,7 @@ struct holder {
 /// The descriptor of `T` (cv and references removed). Constant-initialized,
 /// never allocates. Any thread.
 template <class T>
-const type_desc* type_desc_of() noexcept {
+constexpr const type_desc* type_desc_of() noexcept {
     return &desc_impl::holder<desc_impl::plain_t<T>>::value;
 }
 
