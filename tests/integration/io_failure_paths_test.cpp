@@ -120,6 +120,14 @@ std::vector<failing_call> failing_calls() {
         {"fopen", op::fopen, [] { return std::fopen(missing.c_str(), "r") == nullptr ? -1L : 0L; },
          [] { return loupe::io::fopen(missing.c_str(), "r") == nullptr ? -1L : 0L; }},
     };
+#if defined(__linux__)
+    calls.push_back({"accept4", op::accept,  // recorded as an accept
+                     [=] { return long{::accept4(bad, reinterpret_cast<sockaddr*>(&address), &length, SOCK_CLOEXEC)}; },
+                     [=] {
+                         return long{
+                             loupe::io::accept4(bad, reinterpret_cast<sockaddr*>(&address), &length, SOCK_CLOEXEC)};
+                     }});
+#endif
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
     calls.push_back({"close_range", op::close_range, [] { return long{::close_range(10, 5, 0)}; },
                      [] { return long{loupe::io::close_range(10, 5, 0)}; }});

@@ -12,8 +12,10 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -572,3 +574,270 @@ TEST(IoProfiling, ConcurrentOpenCloseReuseNeverMisattributes) {
 }
 
 }  // namespace
+
+namespace {
+
+// A TCP listener on 127.0.0.1 (an ephemeral port), made without the
+// wrappers; `name` is its address as loupe names it.
+struct loopback_listener {
+    int fd = -1;
+    sockaddr_in address{};
+    std::string name;
+    loopback_listener() {
+        fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        address.sin_family = AF_INET;
+        address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t length = sizeof address;
+        if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0 || ::listen(fd, 8) != 0 ||
+            ::getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+            ADD_FAILURE() << "cannot listen on 127.0.0.1";
+        }
+        name = "127.0.0.1:" + std::to_string(ntohs(address.sin_port));
+    }
+    ~loopback_listener() { ::close(fd); }
+    // A client connected without the wrappers (as code that does not use loupe::io).
+    int raw_client() const {
+        const int c = ::socket(AF_INET, SOCK_STREAM, 0);
+        if (::connect(c, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) ADD_FAILURE() << "connect";
+        return c;
+    }
+};
+
+// "127.0.0.1:port" of a socket's own end.
+std::string local_name(int fd) {
+    sockaddr_in a{};
+    socklen_t length = sizeof a;
+    ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
+    return "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+}
+
+// The name of the resource each recorded recv was done on, by descriptor.
+std::map<std::int64_t, std::string> recv_names(const loupe::trace& t) {
+    std::map<std::int64_t, std::string> names;
+    for (const auto& op : t.io_ops) {
+        if (op.op != loupe::io::op::recv) continue;
+        const loupe::trace_io_resource* r = t.find_io_resource(op.resource_id);
+        names[op.fd] = r ? r->name : "(no resource)";
+    }
+    return names;
+}
+
+}  // namespace
+
+// A server's accepted connections are named after the client at the other
+// end, like the client's socket is named after the server: through accept
+// (also without an address buffer, as servers often call it), accept4, and
+// for a descriptor accepted without the wrappers, when it is first used.
+TEST(IoProfiling, AcceptedSocketsAreNamedByTheirPeerNotTheKernelsInode) {
+    loopback_listener listener;
+    const std::string trace_path = temp_trace_path("io_accepted");
+    auto session = loupe::start_session(io_config(std::make_shared<loupe::sinks::file_sink>(trace_path)));
+    const int c1 = listener.raw_client(), c2 = listener.raw_client(), c3 = listener.raw_client();
+    const int s1 = loupe::io::accept(listener.fd, nullptr, nullptr);
+    const int s2 = loupe::io::accept4(listener.fd, nullptr, nullptr, SOCK_CLOEXEC);
+    const int s3 = ::accept(listener.fd, nullptr, nullptr);  // not through loupe: named at its first recv
+    ASSERT_GE(s1, 0);
+    ASSERT_GE(s2, 0);
+    ASSERT_GE(s3, 0);
+    EXPECT_NE(::fcntl(s2, F_GETFD) & FD_CLOEXEC, 0) << "accept4 must pass its flags";
+    char buf[8];
+    for (const auto& [client, served] : {std::pair{c1, s1}, std::pair{c2, s2}, std::pair{c3, s3}}) {
+        ASSERT_EQ(::send(client, "hi", 2, 0), 2);
+        EXPECT_EQ(loupe::io::recv(served, buf, sizeof buf, 0), 2);
+    }
+    const std::map<int, std::string> clients = {{s1, local_name(c1)}, {s2, local_name(c2)}, {s3, local_name(c3)}};
+    for (int fd : {s1, s2, s3}) loupe::io::close(fd);
+    for (int fd : {c1, c2, c3}) ::close(fd);
+    session.stop();
+
+    const loupe::trace t = loupe::read_trace_file(trace_path);
+    std::remove(trace_path.c_str());
+    const auto names = recv_names(t);
+    ASSERT_EQ(names.size(), 3u);
+    for (const auto& [served, client] : clients) {
+        EXPECT_EQ(names.at(served), client) << "the socket accepted on fd " << served << " is named after its client";
+        EXPECT_EQ(names.at(served).find("socket:["), std::string::npos);
+    }
+    const auto by_socket = loupe::report::io_stats(t, loupe::report::io_group::socket);
+    EXPECT_EQ(by_socket.connections_established, 2u) << "accept and accept4 (the raw accept was not seen)";
+}
+
+// Code that connects without the wrappers (the demo's load generator) and
+// sends and receives through them: its socket is named after the server.
+TEST(IoProfiling, ASocketConnectedWithoutTheWrappersIsNamedAfterItsPeer) {
+    loopback_listener listener;
+    const int client = listener.raw_client();
+    const int served = ::accept(listener.fd, nullptr, nullptr);
+    ASSERT_GE(served, 0);
+    const std::string trace_path = temp_trace_path("io_raw_client");
+    auto session = loupe::start_session(io_config(std::make_shared<loupe::sinks::file_sink>(trace_path)));
+    ASSERT_EQ(::send(served, "hello", 5, 0), 5);
+    char buf[8];
+    EXPECT_EQ(loupe::io::recv(client, buf, sizeof buf, 0), 5);
+    session.stop();
+    loupe::io::close(client);
+    ::close(served);
+
+    const loupe::trace t = loupe::read_trace_file(trace_path);
+    std::remove(trace_path.c_str());
+    const auto names = recv_names(t);
+    ASSERT_EQ(names.size(), 1u);
+    EXPECT_EQ(names.at(client), listener.name);
+}
+
+// A unix-socket server's accepted connections have no client address: they
+// are named after the path they were accepted on, the name the client's
+// end of the same connection gets at connect.
+TEST(IoProfiling, AcceptedUnixSocketsAreNamedAfterTheirPath) {
+    const std::string path = temp_file("unix_sock");
+    ::unlink(path.c_str());
+    const int listener = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    ASSERT_LT(path.size(), sizeof address.sun_path);
+    std::memcpy(address.sun_path, path.c_str(), path.size() + 1);
+    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    ASSERT_EQ(::listen(listener, 2), 0);
+    const std::string trace_path = temp_trace_path("io_unix");
+    auto session = loupe::start_session(io_config(std::make_shared<loupe::sinks::file_sink>(trace_path)));
+    const int client = loupe::io::socket(AF_UNIX, SOCK_STREAM, 0);
+    ASSERT_EQ(loupe::io::connect(client, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    const int served = loupe::io::accept(listener, nullptr, nullptr);
+    ASSERT_GE(served, 0);
+    EXPECT_EQ(loupe::io::send(client, "ab", 2, 0), 2);
+    char buf[4];
+    EXPECT_EQ(loupe::io::recv(served, buf, sizeof buf, 0), 2);
+    loupe::io::close(client);
+    loupe::io::close(served);
+    session.stop();
+    ::close(listener);
+    ::unlink(path.c_str());
+
+    const loupe::trace t = loupe::read_trace_file(trace_path);
+    std::remove(trace_path.c_str());
+    const auto names = recv_names(t);
+    ASSERT_EQ(names.size(), 1u);
+    EXPECT_EQ(names.at(served), "unix:" + path) << "not unix:(unnamed)";
+    std::map<std::string, loupe::report::io_row> rows;
+    for (const auto& row : loupe::report::io_stats(t, loupe::report::io_group::socket).rows) rows[row.label] = row;
+    // Both ends of the connection are one row: connect, accept, send, recv and the two closes.
+    EXPECT_EQ(rows["unix:" + path].ops, 6u);
+    EXPECT_EQ(rows.count("unix:(unnamed)"), 0u);
+}
+
+// Every grouping's rows add up to the "all" row: a trace with a file, a TCP
+// connection, a socketpair, a pipe, stdout and stderr, a failed open and a
+// bad descriptor. Grouped by file (socket), what no file (socket) row holds
+// is one row named after what it was done on.
+TEST(IoProfiling, EveryGroupingsRowsAddUpToTheTotal) {
+    loopback_listener listener;
+    const std::string data = temp_file("sum_data");
+    const std::string missing = std::string(LOUPE_TEST_BINARY_DIR) + "/no/such/dir/file";
+    const std::string trace_path = temp_trace_path("io_sum");
+    auto session = loupe::start_session(io_config(std::make_shared<loupe::sinks::file_sink>(trace_path)));
+    std::string client_name;
+    {
+        LOUPE_ZONE("files");
+        loupe::context_scope who({{loupe::context_field::user, "alice"}});
+        const int fd = loupe::io::open(data.c_str(), O_CREAT | O_RDWR | O_TRUNC, 0644);
+        ASSERT_GE(fd, 0);
+        EXPECT_EQ(loupe::io::write(fd, "0123456789", 10), 10);
+        char buf[16];
+        EXPECT_EQ(loupe::io::pread(fd, buf, sizeof buf, 0), 10);
+        EXPECT_EQ(loupe::io::close(fd), 0);
+        EXPECT_EQ(loupe::io::open(missing.c_str(), O_RDONLY), -1);  // a failed open
+        EXPECT_EQ(loupe::io::read(-1, buf, 1), -1);                  // a bad descriptor
+        EXPECT_EQ(loupe::io::unlink(data.c_str()), 0);
+    }
+    {
+        LOUPE_ZONE("network");
+        const int client = loupe::io::socket(AF_INET, SOCK_STREAM, 0);
+        ASSERT_EQ(loupe::io::connect(client, reinterpret_cast<const sockaddr*>(&listener.address),
+                                     sizeof listener.address),
+                  0);
+        const int served = loupe::io::accept(listener.fd, nullptr, nullptr);
+        ASSERT_GE(served, 0);
+        client_name = local_name(client);
+        char buf[16];
+        EXPECT_EQ(loupe::io::send(client, "request", 7, 0), 7);
+        EXPECT_EQ(loupe::io::recv(served, buf, sizeof buf, 0), 7);
+        EXPECT_EQ(loupe::io::send(served, "reply", 5, 0), 5);
+        EXPECT_EQ(loupe::io::recv(client, buf, sizeof buf, 0), 5);
+        int pair[2];
+        ASSERT_EQ(loupe::io::socketpair(AF_UNIX, SOCK_STREAM, 0, pair), 0);
+        EXPECT_EQ(loupe::io::send(pair[0], "pair", 4, 0), 4);
+        EXPECT_EQ(loupe::io::recv(pair[1], buf, sizeof buf, 0), 4);
+        for (int fd : {client, served, pair[0], pair[1]}) EXPECT_EQ(loupe::io::close(fd), 0);
+    }
+    {
+        loupe::context_scope who({{loupe::context_field::user, "bob"}});
+        int p[2];
+        ASSERT_EQ(loupe::io::pipe(p), 0);
+        EXPECT_EQ(loupe::io::write(p[1], "pipe", 4), 4);
+        char buf[8];
+        EXPECT_EQ(loupe::io::read(p[0], buf, sizeof buf), 4);
+        for (int fd : p) EXPECT_EQ(loupe::io::close(fd), 0);
+        EXPECT_EQ(loupe::io::write(STDERR_FILENO, "", 0), 0);  // inherited stdio, nothing printed
+        EXPECT_EQ(loupe::io::fwrite("", 1, 0, stdout), 0u);
+    }
+    session.stop();
+    const loupe::trace t = loupe::read_trace_file(trace_path);
+    std::remove(trace_path.c_str());
+    ASSERT_EQ(t.io_ops.size(), 28u);
+
+    std::map<std::string, loupe::report::io_report> reports;
+    for (unsigned g = 0; g <= static_cast<unsigned>(loupe::report::io_group::zone); ++g) {
+        const auto grouping = static_cast<loupe::report::io_group>(g);
+        const loupe::report::io_report r = loupe::report::io_stats(t, grouping);
+        const char* name = loupe::report::io_group_name(grouping);
+        loupe::report::io_row sum;
+        for (const auto& row : r.rows) {
+            sum.ops += row.ops;
+            sum.errors += row.errors;
+            sum.bytes_in += row.bytes_in;
+            sum.bytes_out += row.bytes_out;
+            sum.total_ns += row.total_ns;
+            sum.max_ns = std::max(sum.max_ns, row.max_ns);
+        }
+        EXPECT_EQ(r.total.ops, 28u) << name;
+        EXPECT_EQ(sum.ops, r.total.ops) << name;
+        EXPECT_EQ(sum.errors, r.total.errors) << name;
+        EXPECT_EQ(sum.bytes_in, r.total.bytes_in) << name;
+        EXPECT_EQ(sum.bytes_out, r.total.bytes_out) << name;
+        EXPECT_EQ(sum.total_ns, r.total.total_ns) << name;
+        EXPECT_EQ(sum.max_ns, r.total.max_ns) << name;
+        reports[name] = r;
+    }
+    using strings = std::vector<std::string>;
+    auto sorted = [](strings v) {
+        std::sort(v.begin(), v.end());
+        return v;
+    };
+    auto labels = [&](const loupe::report::io_report& r) {
+        strings out;
+        for (const auto& row : r.rows) out.push_back(row.label);
+        return sorted(out);
+    };
+    const auto& by_file = reports["file"];
+    EXPECT_EQ(labels(by_file), sorted({data, "other: sockets, stdio, pipes, failed opens, bad descriptors"}));
+    EXPECT_EQ(by_file.rows.back().label.rfind("other: ", 0), 0u) << "the other row comes last, before all";
+    EXPECT_EQ(by_file.rows.front().ops, 5u) << "open, write, pread, close, unlink of " << data;
+    const auto& by_socket = reports["socket"];
+    // socket() itself was done on a socket not yet connected, hence not yet named.
+    EXPECT_EQ(labels(by_socket), sorted({"(unconnected socket)", listener.name, client_name,
+                                         "other: files, stdio, pipes, failed opens, bad descriptors", "socketpair"}));
+    std::map<std::string, loupe::report::io_row> sockets;
+    for (const auto& row : by_socket.rows) sockets[row.label] = row;
+    EXPECT_EQ(sockets[listener.name].bytes_out, 7u) << "the client's end, named after the server";
+    EXPECT_EQ(sockets[client_name].bytes_in, 7u) << "the accepted end, named after the client";
+    EXPECT_EQ(sockets["socketpair"].ops, 5u);  // socketpair, send, recv, 2 closes
+    EXPECT_EQ(labels(reports["user"]), sorted({"(unset)", "alice", "bob"}));
+    EXPECT_EQ(labels(reports["zone"]), sorted({"(no zone)", "files", "network"}));
+
+    const std::string text = loupe::report::format_io_stats(by_file);
+    EXPECT_NE(text.find("other: sockets, stdio, pipes, failed opens, bad descriptors"), std::string::npos) << text;
+    const std::string json = loupe::report::io_stats_json(by_socket);
+    EXPECT_NE(json.find("{\"label\":\"other: files, stdio, pipes, failed opens, bad descriptors\",\"ops\":"),
+              std::string::npos)
+        << json;
+}

@@ -3,11 +3,18 @@
 // and backfill from /proc/self/fd.
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cstddef>
+#include <cstring>
 #include <string>
+#include <utility>
 #include <thread>
 #include <vector>
 
@@ -188,4 +195,78 @@ TEST(HandleRegistry, RenamingGivesANewResourceIdAndIgnoresAReopenedDescriptor) {
     registry.note_name(6, g, "stale");  // the generation moved on: ignored
     ASSERT_TRUE(registry.lookup(6, after));
     EXPECT_EQ(after.name, "127.0.0.1:80");
+}
+
+namespace {
+// A connected pair of sockets at `address`, made without the wrappers:
+// {client, accepted}; the listener is closed.
+std::pair<int, int> connected_pair(const sockaddr* address, socklen_t length) {
+    const int listener = ::socket(address->sa_family, SOCK_STREAM, 0);
+    EXPECT_EQ(::bind(listener, address, length), 0);
+    EXPECT_EQ(::listen(listener, 1), 0);
+    sockaddr_storage bound{};
+    socklen_t bound_length = sizeof bound;
+    ::getsockname(listener, reinterpret_cast<sockaddr*>(&bound), &bound_length);
+    const int client = ::socket(address->sa_family, SOCK_STREAM, 0);
+    EXPECT_EQ(::connect(client, reinterpret_cast<sockaddr*>(&bound), bound_length), 0);
+    const int accepted = ::accept(listener, nullptr, nullptr);
+    ::close(listener);
+    return {client, accepted};
+}
+
+std::string port_name(int fd, bool peer) {
+    sockaddr_in a{};
+    socklen_t length = sizeof a;
+    if (peer) {
+        ::getpeername(fd, reinterpret_cast<sockaddr*>(&a), &length);
+    } else {
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &length);
+    }
+    return "127.0.0.1:" + std::to_string(ntohs(a.sin_port));
+}
+}  // namespace
+
+// Sockets made without the wrappers are named at first sight after their
+// peer, as the wrappers name the ones they see connect or accept; one with
+// no peer keeps the kernel's name.
+TEST(HandleRegistry, BackfillNamesAConnectedSocketAfterItsPeer) {
+    handle_registry registry(1024);
+    sockaddr_in loopback{};
+    loopback.sin_family = AF_INET;
+    loopback.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const auto [client, accepted] = connected_pair(reinterpret_cast<sockaddr*>(&loopback), sizeof loopback);
+    ASSERT_GE(accepted, 0);
+    handle_info info;
+    ASSERT_TRUE(registry.lookup_or_backfill(client, info));
+    EXPECT_EQ(info.name, port_name(client, true)) << "the client's end: the server's address";
+    EXPECT_EQ(info.kind, resource_kind::socket);
+    EXPECT_TRUE(info.backfilled);
+    ASSERT_TRUE(registry.lookup_or_backfill(accepted, info));
+    EXPECT_EQ(info.name, port_name(client, false)) << "the accepted end: the client's address";
+
+    const int unconnected = ::socket(AF_INET, SOCK_DGRAM, 0);
+    ASSERT_TRUE(registry.lookup_or_backfill(unconnected, info));
+    EXPECT_EQ(info.name.rfind("socket:[", 0), 0u) << info.name;
+    EXPECT_EQ(info.kind, resource_kind::socket);
+    for (int fd : {client, accepted, unconnected}) ::close(fd);
+}
+
+// An abstract unix address is named "unix:@name"; the accepted end, whose
+// client has no address, after the address it was accepted on.
+TEST(HandleRegistry, BackfillNamesAbstractUnixSocketsAndTheirAcceptedEnd) {
+    handle_registry registry(1024);
+    const std::string abstract = "loupe-registry-test-" + std::to_string(::getpid());
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::memcpy(address.sun_path + 1, abstract.data(), abstract.size());
+    const auto length = static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + abstract.size());
+    const auto [client, accepted] = connected_pair(reinterpret_cast<sockaddr*>(&address), length);
+    ASSERT_GE(accepted, 0);
+    handle_info info;
+    ASSERT_TRUE(registry.lookup_or_backfill(client, info));
+    EXPECT_EQ(info.name, "unix:@" + abstract);
+    ASSERT_TRUE(registry.lookup_or_backfill(accepted, info));
+    EXPECT_EQ(info.name, "unix:@" + abstract) << "not unix:(unnamed)";
+    ::close(client);
+    ::close(accepted);
 }

@@ -34,6 +34,9 @@
 #include "loupe/core/recorder.hpp"
 #include "loupe/base/io_types.hpp"
 #include "loupe/io/detail/fd_table.hpp"
+#if defined(__linux__)
+#    include "loupe/io/detail/socket_names.hpp"
+#endif
 
 namespace loupe::io {
 
@@ -244,7 +247,8 @@ public:
 
     /// lookup(), and when `fd` is unknown, learns it from /proc/self/fd
     /// (Linux): descriptors opened before loupe saw them, inherited ones,
-    /// or ones opened by code that does not use the wrappers.
+    /// or ones opened by code that does not use the wrappers. A connected
+    /// socket is named after its peer (io/detail/socket_names.hpp).
     bool lookup_or_backfill(std::int64_t fd, handle_info& out) noexcept {
         if (lookup(fd, out)) return true;
 #if defined(__linux__)
@@ -254,9 +258,17 @@ public:
         char target[max_name + 1];
         const ssize_t n = ::readlink(link, target, sizeof target - 1);
         if (n <= 0) return false;
-        const std::string_view name(target, static_cast<std::size_t>(n));
+        std::string_view name(target, static_cast<std::size_t>(n));
         resource_kind kind = resource_kind::file;
-        if (name.rfind("socket:", 0) == 0) kind = resource_kind::socket;
+        // A connected socket is named after its peer, as if loupe had seen
+        // it connect or be accepted (the kernel's "socket:[inode]" tells a
+        // reader nothing); one without a peer keeps the kernel's name.
+        char peer[detail::socket_name_capacity];
+        if (name.rfind("socket:", 0) == 0) {
+            kind = resource_kind::socket;
+            const std::size_t named = detail::connected_socket_name(static_cast<int>(fd), peer);
+            if (named != 0) name = std::string_view(peer, named);
+        }
         if (name.rfind("pipe:", 0) == 0) kind = resource_kind::pipe;
         if (name.rfind("anon_inode:", 0) == 0) kind = resource_kind::other;
         // Only into a free slot: a concurrent real open wins.

@@ -36,55 +36,32 @@
 #include <cstdint>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "loupe/io/detail/socket_names.hpp"
 #include "loupe/io/run_op.hpp"
 
 namespace loupe::io {
 
 /// Formats a socket address as a resource name: "127.0.0.1:8080",
-/// "[::1]:8080", "unix:/run/app.sock"; "" for other families.
+/// "[::1]:8080", "unix:/run/app.sock", "unix:@name" (abstract); "" for
+/// other families.
 inline std::string socket_address_name(const sockaddr* address, socklen_t length) {
-    if (address == nullptr || length < static_cast<socklen_t>(sizeof(sa_family_t))) return {};
-    char host[INET6_ADDRSTRLEN] = {};
-    char out[INET6_ADDRSTRLEN + 16];
-    switch (address->sa_family) {
-        case AF_INET: {
-            if (length < static_cast<socklen_t>(sizeof(sockaddr_in))) return {};
-            const auto* in = reinterpret_cast<const sockaddr_in*>(address);
-            ::inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
-            std::snprintf(out, sizeof out, "%s:%u", host, static_cast<unsigned>(ntohs(in->sin_port)));
-            return out;
-        }
-        case AF_INET6: {
-            if (length < static_cast<socklen_t>(sizeof(sockaddr_in6))) return {};
-            const auto* in6 = reinterpret_cast<const sockaddr_in6*>(address);
-            ::inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
-            std::snprintf(out, sizeof out, "[%s]:%u", host, static_cast<unsigned>(ntohs(in6->sin6_port)));
-            return out;
-        }
-        case AF_UNIX: {
-            const auto* un = reinterpret_cast<const sockaddr_un*>(address);
-            const std::size_t max = length > offsetof(sockaddr_un, sun_path) ? length - offsetof(sockaddr_un, sun_path) : 0;
-            const std::size_t n = strnlen(un->sun_path, max < sizeof un->sun_path ? max : sizeof un->sun_path);
-            return n == 0 ? std::string("unix:(unnamed)") : "unix:" + std::string(un->sun_path, n);
-        }
-        default:
-            return {};
-    }
+    char out[detail::socket_name_capacity];
+    const std::size_t n = detail::format_socket_address(address, length, out);
+    return std::string(out, n);
 }
 
 namespace detail {
 // A socket gets its peer's name when it connects or first sends to one.
 inline void name_socket(int fd, const sockaddr* address, socklen_t length) noexcept {
-    try {
-        const std::string name = socket_address_name(address, length);
-        if (name.empty()) return;
-        handle_registry& reg = registry();
-        std::uint64_t generation = 0, resource = 0;
-        if (reg.identify(fd, generation, resource)) reg.note_name(fd, generation, name);
-    } catch (...) {  // out of memory: the socket keeps its old name
-    }
+    char name[socket_name_capacity];
+    const std::size_t n = format_socket_address(address, length, name);
+    if (n == 0) return;
+    handle_registry& reg = registry();
+    std::uint64_t generation = 0, resource = 0;
+    if (reg.identify(fd, generation, resource)) reg.note_name(fd, generation, std::string_view(name, n));
 }
 }  // namespace detail
 
@@ -165,19 +142,22 @@ inline int connect(int fd, const sockaddr* address, socklen_t length) noexcept {
     return detail::run_on(op::connect, fd, [&] { return ::connect(fd, address, length); });
 }
 
-/// ::accept; registers the new socket, named after its peer.
-inline int accept(int fd, sockaddr* address, socklen_t* length) noexcept {
+namespace detail {
+// accept and accept4: `call(peer, peer_length)` accepts into loupe's own
+// buffer (the caller's may be null or short), and the new socket is
+// registered named after its peer (peer_socket_name), then the caller gets
+// the address as the plain call would have given it.
+template <class Call>
+int run_accept(sockaddr* address, socklen_t* length, Call&& call) noexcept {
     sockaddr_storage peer{};
     socklen_t peer_length = sizeof peer;
-    const int result = detail::run_opening(
-        op::accept, [&] { return ::accept(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length); },
+    const int result = run_opening(
+        op::accept, [&] { return call(reinterpret_cast<sockaddr*>(&peer), &peer_length); },
         [&](std::int64_t accepted) {
-            std::string name;
-            try {
-                name = socket_address_name(reinterpret_cast<const sockaddr*>(&peer), peer_length);
-            } catch (...) {
-            }
-            detail::register_open(accepted, name, resource_kind::socket);
+            char name[socket_name_capacity];
+            const std::size_t n = peer_socket_name(static_cast<int>(accepted), reinterpret_cast<const sockaddr*>(&peer),
+                                                   peer_length, name);
+            register_open(accepted, std::string_view(name, n), resource_kind::socket);
         });
     if (result >= 0 && address != nullptr && length != nullptr) {
         const socklen_t n = *length < peer_length ? *length : peer_length;
@@ -186,6 +166,25 @@ inline int accept(int fd, sockaddr* address, socklen_t* length) noexcept {
     }
     return result;
 }
+}  // namespace detail
+
+/// ::accept; registers the new socket, named after its peer (the client's
+/// address; for a unix socket whose client has none, the path it was
+/// accepted on), as connect names the client's end after the server.
+inline int accept(int fd, sockaddr* address, socklen_t* length) noexcept {
+    return detail::run_accept(address, length,
+                              [&](sockaddr* peer, socklen_t* peer_length) { return ::accept(fd, peer, peer_length); });
+}
+
+#if defined(__linux__)
+/// ::accept4 (Linux); as accept, with `flags` (SOCK_NONBLOCK, SOCK_CLOEXEC).
+/// Recorded as an accept.
+inline int accept4(int fd, sockaddr* address, socklen_t* length, int flags) noexcept {
+    return detail::run_accept(address, length, [&](sockaddr* peer, socklen_t* peer_length) {
+        return ::accept4(fd, peer, peer_length, flags);
+    });
+}
+#endif
 
 inline ssize_t send(int fd, const void* buffer, std::size_t count, int flags) noexcept {
     return detail::run_on(op::send, fd, [&] { return ::send(fd, buffer, count, flags); });

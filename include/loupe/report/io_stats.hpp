@@ -3,13 +3,17 @@
 //   auto report = loupe::report::io_stats(loupe::read_trace_file("out.loupe"), loupe::report::io_group::file);
 //   std::cout << loupe::report::format_io_stats(report);   // or io_stats_json(report)
 //
-// Rows group operations by file (name of a non-socket resource), socket peer,
-// thread, a context field, or the innermost zone of the same thread that
-// encloses the operation (only zones the session recorded count). Per row:
-// operations, bytes in (read, recv, ...) and out (write, send, ...), errors,
-// total/mean/max time, and throughput = bytes moved / total time of the
-// row's operations (device speed as the callers saw it, not wall rate).
+// Rows group operations by file (name of a file resource), socket (its
+// peer), thread, a context field, or the innermost zone of the same thread
+// that encloses the operation (only zones the session recorded count). Per
+// row: operations, bytes in (read, recv, ...) and out (write, send, ...),
+// errors, total/mean/max time, and throughput = bytes moved / total time of
+// the row's operations (device speed as the callers saw it, not wall rate).
 // Files are grouped by name: two opens of one path are one row.
+// The rows always add up to the "all" row (operations, errors, bytes, time):
+// grouped by file or socket, the operations no listed row holds (sockets or
+// files, stdio, pipes, ...) are one last row, "other: " followed by what
+// they were done on (io_other_row_prefix).
 // Cost: O(n log n) in operations (zone grouping: per operation, a binary
 // search and a walk over the enclosing zones). Thread-safety: pure functions.
 #pragma once
@@ -68,12 +72,19 @@ struct io_row {
     }
 };
 
+/// How the row of operations that no listed row holds begins ("other:
+/// stdio, pipes"); only the file and socket groupings have one.
+inline constexpr std::string_view io_other_row_prefix = "other: ";
+
 struct io_report {
     std::string session;
     io_group grouping = io_group::file;
     bool complete = true;
     io_row total;                 ///< every operation of the trace
-    std::vector<io_row> rows;     ///< by total time, largest first
+    /// By total time, largest first; then, grouped by file or socket, the
+    /// row "other: ..." when some operations belong to no listed row. The
+    /// rows add up to `total`.
+    std::vector<io_row> rows;
     std::uint64_t files_opened = 0, files_closed = 0, files_deleted = 0;
     std::uint64_t connections_established = 0, connections_closed = 0;
     std::uint64_t bad_descriptor = 0;     ///< operations that failed with EBADF (closed twice, used after close, ...)
@@ -129,25 +140,57 @@ inline void add_op(io_row& row, const trace_io_op& op) {
     if (d == io::direction::out) row.bytes_out += static_cast<std::uint64_t>(op.result);
 }
 
-inline std::string resource_label(const trace_io_resource* r) {
-    if (r == nullptr) return "(unknown descriptor)";
-    if (!r->name.empty()) return r->name;
-    return r->kind == io::resource_kind::socket ? "(unconnected socket)" : "(unnamed)";
+// What an operation was done on, as the file and socket groupings see it:
+// files and sockets have rows of their own there; the rest, and sockets
+// (files) when grouping by file (socket), go to the "other" row, which is
+// named after the categories it holds, in this order.
+enum class io_category : std::uint8_t {
+    file,                ///< a named file (or a path: unlink, rename)
+    socket,              ///< any socket, named or not
+    stdio,               ///< descriptors 0, 1, 2 as inherited (not opened through the wrappers)
+    pipe,                ///< pipes, wrapped or inherited
+    anon_inode,          ///< eventfd, epoll, timerfd, ... (anon_inode: in /proc/self/fd)
+    unnamed,             ///< a resource without a name (a dup of a descriptor nobody knew)
+    failed_open,         ///< open, socket, accept, ... that failed: no descriptor, no resource
+    bad_descriptor,      ///< an operation that failed with EBADF: no resource
+    unknown_descriptor,  ///< any other operation without a resource
+};
+inline constexpr unsigned io_category_count = 9;
+
+inline const char* io_category_label(io_category c) noexcept {
+    static constexpr const char* labels[io_category_count] = {
+        "files", "sockets", "stdio", "pipes", "anon inodes", "unnamed", "failed opens", "bad descriptors",
+        "unknown descriptors"};
+    return labels[static_cast<unsigned>(c)];
 }
 
-// The row an operation (done on `r`) belongs to; false when it has none in this grouping
-// (a socket operation when grouping by file, and the reverse).
+inline io_category categorize(const trace_io_op& op, const trace_io_resource* r) noexcept {
+    if (r == nullptr) {
+        if (op.result == -EBADF) return io_category::bad_descriptor;
+        if (op.result < 0 && io::op_opens(op.op)) return io_category::failed_open;
+        return io_category::unknown_descriptor;
+    }
+    if (r->backfilled && op.fd >= 0 && op.fd <= 2) return io_category::stdio;  // whatever they point to
+    if (r->kind == io::resource_kind::socket) return io_category::socket;
+    if (r->kind == io::resource_kind::pipe) return io_category::pipe;
+    if (r->kind == io::resource_kind::other) return io_category::anon_inode;
+    return r->name.empty() ? io_category::unnamed : io_category::file;
+}
+
+// The row an operation (done on `r`) belongs to; false when no listed row
+// holds it (grouping by file or socket), with `category` saying why.
 inline bool io_label(const trace& t, const trace_io_op& op, const trace_io_resource* r, io_group g,
-                     const enclosing_zones& zones, std::string& out) {
-    const bool socket = r && r->kind == io::resource_kind::socket;
+                     const enclosing_zones& zones, std::string& out, io_category& category) {
     switch (g) {
         case io_group::file:
-            if (socket) return false;
-            out = resource_label(r);
+            category = categorize(op, r);
+            if (category != io_category::file) return false;
+            out = r->name;
             return true;
         case io_group::socket:
-            if (!socket) return false;
-            out = resource_label(r);
+            category = categorize(op, r);
+            if (category != io_category::socket) return false;
+            out = r->name.empty() ? "(unconnected socket)" : r->name;
             return true;
         case io_group::thread: {
             const trace_thread* th = t.find_thread(op.thread_id);
@@ -192,7 +235,10 @@ inline io_report io_stats(const trace& t, io_group grouping = io_group::file) {
     r.total.label = "all";
     const detail::enclosing_zones zones(t);
     std::map<std::string, io_row> rows;
+    io_row other;
+    bool other_holds[detail::io_category_count] = {};
     std::string label;
+    detail::io_category category = detail::io_category::file;
     for (const trace_io_op& op : t.io_ops) {
         detail::add_op(r.total, op);
         const trace_io_resource* res = t.find_io_resource(op.resource_id);
@@ -204,13 +250,28 @@ inline io_report io_stats(const trace& t, io_group grouping = io_group::file) {
         if (ok && (op.op == io::op::connect || op.op == io::op::accept)) ++r.connections_established;
         if (op.result == -EBADF) ++r.bad_descriptor;
         if (op.resource_id == 0 && op.fd >= 0) ++r.unknown_resource;
-        if (!detail::io_label(t, op, res, grouping, zones, label)) continue;
+        if (!detail::io_label(t, op, res, grouping, zones, label, category)) {
+            detail::add_op(other, op);
+            other_holds[static_cast<unsigned>(category)] = true;
+            continue;
+        }
         io_row& row = rows[label];
         if (row.label.empty()) row.label = label;
         detail::add_op(row, op);
     }
     for (auto& [key, row] : rows) r.rows.push_back(std::move(row));
     std::stable_sort(r.rows.begin(), r.rows.end(), [](const io_row& a, const io_row& b) { return a.total_ns > b.total_ns; });
+    if (other.ops != 0) {
+        other.label = std::string(io_other_row_prefix);
+        const char* separator = "";
+        for (unsigned c = 0; c < detail::io_category_count; ++c) {
+            if (!other_holds[c]) continue;
+            other.label += separator;
+            other.label += detail::io_category_label(static_cast<detail::io_category>(c));
+            separator = ", ";
+        }
+        r.rows.push_back(std::move(other));
+    }
     return r;
 }
 
