@@ -51,7 +51,8 @@ TEST(ChromeJsonOutput, ZonesAreCompleteEventsWithTheirTimesAndThreads) {
         const std::string& ph = e["ph"].s;
         if (ph == "M" && e["name"].s == "thread_name") thread_names[static_cast<std::uint64_t>(e["tid"].n)] = e["args"]["name"].s;
         if (ph == "M" && e["name"].s == "process_name") {
-            EXPECT_EQ(e["args"]["name"].s, "small");
+            EXPECT_EQ(e["args"]["name"].s, t.session.program);  // the program that recorded it
+            EXPECT_FALSE(t.session.program.empty());
         }
         if (ph == "X") complete.push_back(&e);
         if (ph == "i") instants.push_back(&e);

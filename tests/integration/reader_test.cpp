@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <cerrno>  // program_invocation_short_name
 #include <cstdio>
 #include <random>
 #include <string>
@@ -78,6 +79,9 @@ TEST_F(Reader, FileHoldsExactlyWhatTheSessionDelivered) {
     EXPECT_TRUE(t.complete);
     EXPECT_EQ(t.session.name, "small");
     EXPECT_EQ(t.session.pid, static_cast<std::uint32_t>(::getpid()));
+#if defined(__linux__) && defined(__GLIBC__)
+    EXPECT_EQ(t.session.program, program_invocation_short_name);  // the PROCESS record
+#endif
     EXPECT_EQ(t.session.version_major, 1);
     const auto anchor = std::chrono::nanoseconds(t.session.wall_anchor_ns);
     EXPECT_LE(std::chrono::abs(anchor - before_wall), std::chrono::seconds(5));

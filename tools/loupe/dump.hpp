@@ -271,6 +271,14 @@ public:
         }
     }
 
+    void on_process(std::uint64_t at, std::string_view program) override {
+        if (json_) {
+            line(open(at, "process") + ",\"program\":" + q(std::string(program)) + "}");
+        } else {
+            text(at, "PROCESS", "program " + q(std::string(program)));
+        }
+    }
+
     void on_unknown(std::uint64_t at, std::uint8_t kind, std::uint64_t bytes) override {
         if (json_) {
             line(open(at, "unknown") + ",\"kind\":" + std::to_string(kind) + ",\"bytes\":" + std::to_string(bytes) +

@@ -32,6 +32,7 @@ struct session_info {
     /// with their availability on this machine.
     const metric_info* metrics = nullptr;
     std::size_t metric_count = 0;
+    std::string_view program;  ///< the recording program's name (no directory); "" when unknown
 };
 
 /// A thread as its sinks see it. A rename shows as a new `name_version` on the

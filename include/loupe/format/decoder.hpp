@@ -66,6 +66,7 @@ struct trace_session_info {
     std::uint32_t pid = 0;
     clock_source clock = clock_source::tsc;
     std::string name;
+    std::string program;  ///< the recording program's name (PROCESS record, since 1.7); "" when unknown
 };
 
 struct trace_site {
@@ -254,6 +255,7 @@ public:
     virtual void on_method_call(std::uint64_t /*offset*/, const trace_method_call_record&) {}
     virtual void on_apply_error(std::uint64_t /*offset*/, const trace_apply_error&) {}
     virtual void on_flow(std::uint64_t /*offset*/, const trace_flow&) {}
+    virtual void on_process(std::uint64_t /*offset*/, std::string_view /*program*/) {}
     /// A record of a kind this reader does not know (skipped).
     virtual void on_unknown(std::uint64_t /*offset*/, std::uint8_t /*kind*/, std::uint64_t /*payload_bytes*/) {}
 };
@@ -618,6 +620,7 @@ private:
                 apply_error(at, c);
                 break;
             case format::rec_flow: flow(at, c); break;
+            case format::rec_process: process(at, c); break;
             default:
                 visitor_.on_unknown(at, kind, length);
                 c = trace_cursor(data_, payload_end, payload_end);
@@ -652,6 +655,7 @@ private:
             case format::rec_apply_error:
                 return "APPLY_ERROR";
             case format::rec_flow: return "FLOW";
+            case format::rec_process: return "PROCESS";
             default: return "unknown";
         }
     }
@@ -939,6 +943,13 @@ private:
         visitor_.on_apply_error(at, e);
     }
 
+    void process(std::uint64_t at, trace_cursor& c) {
+        if (process_seen_) throw trace_error(at, "a second PROCESS record; a trace holds one process");
+        process_seen_ = true;
+        info_.program = std::string(c.bytes("PROCESS program"));
+        visitor_.on_process(at, info_.program);
+    }
+
     void flow(std::uint64_t at, trace_cursor& c) {
         trace_flow f;
         known_thread(c, "FLOW thread");
@@ -993,6 +1004,7 @@ private:
     trace_session_info info_;
     std::uint64_t whole_records_end_ = 0;
     bool session_seen_ = false;
+    bool process_seen_ = false;
     bool ended_ = false;
     std::uint64_t current_thread_ = 0;
     std::uint64_t events_ = 0;

@@ -104,6 +104,10 @@ private:
         append_varint(scratch_, s.name.size());
         scratch_.insert(scratch_.end(), s.name.begin(), s.name.end());
         emit(format::rec_session);
+        if (!s.program.empty()) {
+            append_text(s.program);
+            emit(format::rec_process);
+        }
         for (std::size_t i = 0; i < s.metric_count; ++i) metric(s.metrics[i]);
     }
 

@@ -176,6 +176,7 @@ class trace_builder : public trace_visitor {
 public:
     explicit trace_builder(trace& out) : out_(out) {}
     void on_session(std::uint64_t, const trace_session_info& s) override { out_.session = s; }
+    void on_process(std::uint64_t, std::string_view program) override { out_.session.program = std::string(program); }
     void on_site(std::uint64_t, const trace_site& s) override {
         out_.site_index_.emplace(s.id, out_.sites.size());
         out_.sites.push_back(s);

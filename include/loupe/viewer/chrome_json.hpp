@@ -8,8 +8,9 @@
 //
 // The output is one JSON object {"traceEvents": [...], "displayTimeUnit":
 // "ns", "otherData": {...}}:
-// - metadata events ("ph":"M") name the process (the session name) and every
-//   thread;
+// - metadata events ("ph":"M") name the process (the program that recorded
+//   the trace, from its PROCESS record; the session name when the trace has
+//   none) and every thread;
 // - zones are complete events ("ph":"X") with "ts" and "dur" in microseconds
 //   with three decimals (ns precision), in the order a viewer nests them;
 // - instants are "ph":"i" with thread scope; counters are "ph":"C" with the
@@ -104,7 +105,7 @@ public:
                 ",\"dropped_events\":" + std::to_string(t_.dropped_total()) +
                 ",\"complete\":" + (t_.complete ? "true" : "false") + "},\"traceEvents\":[\n";
         *out_ += "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + pid_ + ",\"tid\":0,\"args\":{\"name\":";
-        report::json::append_string(*out_, t_.session.name);
+        report::json::append_string(*out_, t_.session.program.empty() ? t_.session.name : t_.session.program);
         *out_ += "}}";
     }
 

@@ -8,8 +8,15 @@
 //   loupe::viewer::convert_to_perfetto(bytes.data(), bytes.size(), out);
 //
 // What the output holds:
-// - a process track (pid and session name) and one thread track per thread
-//   (tid and name), each thread on its own packet sequence;
+// - a process track (pid; named after the program that recorded the trace,
+//   from its PROCESS record, or perfetto_options::process_name) and
+//   one thread track per thread (tid and name; a name two threads share gets
+//   the tid: "main (4242)", see thread_track_name), each thread on its own
+//   packet sequence;
+// - the session's name as the process's label (ProcessDescriptor.
+//   process_labels, shown next to the process in the UI) and as the trace's
+//   session name (TraceConfig.unique_session_name, trace_processor's
+//   metadata "unique_session_name");
 // - zones as slices (TYPE_SLICE_BEGIN/END), properly nested, ns precision;
 // - instants as TYPE_INSTANT events, counters as counter tracks under their
 //   thread's track ("<name>", double values);
@@ -32,17 +39,18 @@
 //   when its thread CPU time was measured;
 // - flow points (flow.hpp) as instants on their thread's track that carry
 //   their flow id (TrackEvent.flow_ids, or terminating_flow_ids for
-//   LOUPE_FLOW_END), after the thread's events with absolute timestamps:
-//   the viewer draws the arrows from the earliest point of an id to the
-//   next; a flow id written by another process's trace joins the two when
-//   they are opened together;
+//   LOUPE_FLOW_END), merged in time order with the thread's events (inside
+//   a zone that begins or ends at the point's time): the viewer draws the
+//   arrows from the earliest point of an id to the next; a flow id written
+//   by another process's trace joins the two when they are opened together;
 // - events lost to full rings as one instant "loupe: events dropped" on the
 //   process track at the session's end, with the count as an annotation;
 // - a clock snapshot tying the timeline to wall-clock time (REALTIME), so
 //   traces of several processes line up.
 // Event names, annotation names and annotation values (but request ids,
 // which never repeat) are interned per sequence, timestamps are deltas on a
-// sequence-scoped incremental clock, as Perfetto's own SDK does, and packets
+// sequence-scoped incremental clock, as Perfetto's own SDK does (so a
+// sequence's packets never go back in time), and packets
 // are deflate-compressed in groups of about 256 KiB, one or more per thread
 // (perfetto_options::compress), as Perfetto's tracing service does. Strings
 // that are not valid UTF-8 show their bad bytes as the text \xHH
@@ -56,6 +64,8 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
+#include <map>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -72,6 +82,24 @@
 
 namespace loupe::viewer {
 
+struct perfetto_options {
+    /// Deflate-compress the packets (TracePacket.compressed_packets, in
+    /// groups of about 256 KiB), as Perfetto's own service does. The file
+    /// shrinks 4–25×; ui.perfetto.dev and trace_processor read it as is.
+    /// Turn off to inspect the packets with
+    /// `protoc --decode=perfetto.protos.Trace`.
+    bool compress = true;
+    /// convert_to_perfetto: threads converting the trace's threads in
+    /// parallel (0: one per core, at most 8). The output does not depend on it.
+    unsigned workers = 0;
+    /// The process's name (ProcessDescriptor.process_name). Empty: the
+    /// program that recorded the trace (its PROCESS record; a trace written
+    /// before format 1.7 has none, and the UI then shows the process by its
+    /// pid). The session's name is not used: it is the process's label and
+    /// the trace's session name.
+    std::string process_name = {};
+};
+
 namespace detail {
 
 namespace pb = loupe::detail::protobuf;
@@ -81,8 +109,10 @@ namespace field {
 constexpr std::uint32_t trace_packet = 1;
 // TracePacket
 constexpr std::uint32_t clock_snapshot = 6, compressed_packets = 50, timestamp = 8, sequence_id = 10, track_event = 11, interned_data = 12,
-                        sequence_flags = 13, timestamp_clock_id = 58, packet_defaults = 59, track_descriptor = 60,
-                        first_packet_on_sequence = 87;
+                        sequence_flags = 13, trace_config = 33, timestamp_clock_id = 58, packet_defaults = 59,
+                        track_descriptor = 60, first_packet_on_sequence = 87;
+// TraceConfig
+constexpr std::uint32_t unique_session_name = 22;
 // ClockSnapshot / ClockSnapshot.Clock
 constexpr std::uint32_t clocks = 1, clock_id = 1, clock_timestamp = 2, clock_is_incremental = 3;
 // TracePacketDefaults / TrackEventDefaults
@@ -90,7 +120,7 @@ constexpr std::uint32_t defaults_clock_id = 58, track_event_defaults = 11, defau
 // TrackDescriptor, ProcessDescriptor, ThreadDescriptor
 constexpr std::uint32_t track_uuid = 1, track_name = 2, track_process = 3, track_thread = 4, parent_uuid = 5,
                         track_counter = 8;
-constexpr std::uint32_t process_pid = 1, process_name = 6;
+constexpr std::uint32_t process_pid = 1, process_name = 6, process_labels = 8;
 constexpr std::uint32_t thread_pid = 1, thread_tid = 2, thread_name = 5;
 // TrackEvent
 constexpr std::uint32_t event_annotations = 4, event_type = 9, event_name_iid = 10, event_track_uuid = 11,
@@ -168,10 +198,11 @@ public:
     /// `t` supplies the session, sites, threads, drops and end (events and
     /// contexts come through thread()); it may be filled after construction,
     /// before begin().
-    perfetto_writer(const trace& t, std::string& out, bool compress) : t_(t), result_(&out), compress_(compress) {}
+    perfetto_writer(const trace& t, std::string& out, const perfetto_options& options)
+        : t_(t), result_(&out), compress_(options.compress), options_(&options) {}
     /// A writer for a worker thread: same trace and settings as `main`,
     /// writing threads to `out` (see loupe::detail::convert_viewer).
-    perfetto_writer(const perfetto_writer& main, std::string& out) : perfetto_writer(main.t_, out, main.compress_) {
+    perfetto_writer(const perfetto_writer& main, std::string& out) : perfetto_writer(main.t_, out, *main.options_) {
         flows_ = main.flows_;
         prepare(0);
     }
@@ -218,6 +249,34 @@ private:
             if (m.available && m.id < max_metrics) metric_names_[m.id] = m.name;
         }
         param_labels_ = loupe::detail::param_labels(t_);
+        thread_names_.clear();
+        thread_name_tids_.clear();
+        for (const trace_thread& th : t_.threads) {
+            if (th.name.empty()) continue;
+            ++thread_names_[th.name];
+            ++thread_name_tids_[{th.name, shown_tid(th)}];
+        }
+    }
+
+    // The tid a thread's track shows: the kernel's, else loupe's id.
+    static std::uint64_t shown_tid(const trace_thread& thread) noexcept {
+        return thread.os_tid != 0 ? thread.os_tid : thread.id;
+    }
+
+    // A thread track's name: the thread's, followed by its tid when another
+    // thread of the trace has the same name ("main (4242)"), and by its loupe
+    // id too when that one also had the tid (reused: "main (4242 #7)"), so
+    // that no two tracks share a name. Unnamed threads stay unnamed (the UI
+    // shows "Thread <tid>").
+    std::string thread_track_name(const trace_thread& thread) const {
+        if (thread.name.empty()) return {};
+        const auto shared = thread_names_.find(thread.name);
+        if (shared == thread_names_.end() || shared->second < 2) return thread.name;
+        const std::uint64_t tid = shown_tid(thread);
+        std::string name = thread.name + " (" + std::to_string(tid);
+        const auto same_tid = thread_name_tids_.find({thread.name, tid});
+        if (same_tid != thread_name_tids_.end() && same_tid->second > 1) name += " #" + std::to_string(thread.id);
+        return name + ")";
     }
 
     // Whether a zone's delta is shown: its metric is defined and available.
@@ -277,14 +336,27 @@ private:
         pb::close(out_, snapshot);
         close_packet(packet);
 
+        // The process: named after the program (when known), labelled with
+        // the session's name.
+        const std::string& program = options_->process_name.empty() ? t_.session.program : options_->process_name;
         packet = open_packet(process_sequence);
         const std::size_t track = pb::open(out_, field::track_descriptor);
         pb::append_uint(out_, field::track_uuid, track_uuid(t_.session.pid, process_track, 0));
         const std::size_t process = pb::open(out_, field::track_process);
         pb::append_uint(out_, field::process_pid, t_.session.pid);
-        pb::append_bytes(out_, field::process_name, printable_text(t_.session.name));
+        if (!program.empty()) pb::append_bytes(out_, field::process_name, printable_text(program));
+        if (!t_.session.name.empty()) pb::append_bytes(out_, field::process_labels, printable_text(t_.session.name));
         pb::close(out_, process);
         pb::close(out_, track);
+        close_packet(packet);
+
+        // The session's name on the trace itself: trace_processor keeps it as
+        // the metadata "unique_session_name".
+        if (t_.session.name.empty()) return;
+        packet = open_packet(process_sequence);
+        const std::size_t config = pb::open(out_, field::trace_config);
+        pb::append_bytes(out_, field::unique_session_name, printable_text(t_.session.name));
+        pb::close(out_, config);
         close_packet(packet);
     }
 
@@ -330,10 +402,14 @@ private:
         std::size_t track = pb::open(out_, field::track_descriptor);
         pb::append_uint(out_, field::track_uuid, thread_uuid_);
         pb::append_uint(out_, field::parent_uuid, track_uuid(t_.session.pid, process_track, 0));
+        // The distinct name as the thread's (what trace_processor and the UI
+        // show: they ignore a root thread track's own name) and the track's.
+        const std::string name = thread_track_name(thread);
+        if (!name.empty()) pb::append_bytes(out_, field::track_name, printable_text(name));
         std::size_t descriptor = pb::open(out_, field::track_thread);
         pb::append_uint(out_, field::thread_pid, t_.session.pid);
-        pb::append_uint(out_, field::thread_tid, thread.os_tid != 0 ? thread.os_tid : thread.id);
-        if (!thread.name.empty()) pb::append_bytes(out_, field::thread_name, printable_text(thread.name));
+        pb::append_uint(out_, field::thread_tid, shown_tid(thread));
+        if (!name.empty()) pb::append_bytes(out_, field::thread_name, printable_text(name));
         pb::close(out_, descriptor);
         pb::close(out_, track);
         thread_has_metrics_ = !metrics_->empty();
@@ -341,37 +417,56 @@ private:
         if (thread_has_metrics_ || thread_has_calls_) write_metric_names();
         close_packet(packet);
 
-        loupe::detail::replay_thread(*events_, begins_,
-                                     [&](const loupe::detail::timeline_step& step) { write_step(step); });
-        write_flows(flows);
+        // The flow points (by time) merged with the events: a point goes
+        // after the begins at its time and before the ends, instants and
+        // counters at its time (it was recorded inside the zones open then).
+        std::size_t next_flow = 0;
+        const auto flows_before = [&](std::uint64_t time, bool at_time_too) {
+            for (; next_flow < flows.size(); ++next_flow) {
+                const std::uint64_t at = t_.flows[flows[next_flow]].time_ns;
+                if (at > time || (at == time && !at_time_too)) break;
+                write_flow(flows[next_flow]);
+            }
+        };
+        loupe::detail::replay_thread(*events_, begins_, [&](const loupe::detail::timeline_step& step) {
+            if (LOUPE_UNLIKELY(next_flow < flows.size())) {
+                flows_before(step.time_ns, step.kind != loupe::detail::timeline_step::begin);
+            }
+            write_step(step);
+        });
+        flows_before(UINT64_MAX, true);
     }
 
-    // The thread's flow points, after its events: absolute times (the
-    // sequence's incremental clock cannot go back), names interned as the
-    // events' are.
-    void write_flows(const std::vector<std::uint32_t>& points) {
-        for (const std::uint32_t index : points) {
-            const trace_flow& f = t_.flows[index];
-            const trace_site* site = t_.find_site(f.site_id);
-            if (!site) continue;  // the decoder checked it; a hand-made trace may not have
-            const std::size_t slot = static_cast<std::size_t>(site - t_.sites.data());
-            const std::size_t packet = open_packet(sequence_);
-            pb::append_uint(out_, field::timestamp, f.time_ns);
-            pb::append_uint(out_, field::timestamp_clock_id, clock_boottime);
-            if (!interned_sites_[slot]) {
-                const std::size_t interned = pb::open(out_, field::interned_data);
-                append_entry(field::interned_event_names, slot + 1, site->name);
-                pb::close(out_, interned);
-                interned_sites_[slot] = true;
-            }
-            const std::size_t event = pb::open(out_, field::track_event);
-            pb::append_uint(out_, field::event_type, instant_event);
-            pb::append_uint(out_, field::event_name_iid, slot + 1);
-            pb::append_fixed64(out_, f.terminates ? field::event_terminating_flow_ids : field::event_flow_ids,
-                               f.flow_id);
-            pb::close(out_, event);
-            close_packet(packet);
+    // A packet's timestamp: the delta on the sequence's incremental clock; a
+    // time that goes back (only in a damaged trace) is clamped to the
+    // previous one, so a sequence's times never decrease.
+    void append_time(std::uint64_t time_ns) {
+        pb::append_uint(out_, field::timestamp, time_ns > last_time_ ? time_ns - last_time_ : 0);
+        if (time_ns > last_time_) last_time_ = time_ns;
+    }
+
+    // A flow point (index into trace::flows) of the thread being written,
+    // its name interned as the events' are.
+    void write_flow(std::uint32_t index) {
+        const trace_flow& f = t_.flows[index];
+        const trace_site* site = t_.find_site(f.site_id);
+        if (!site) return;  // the decoder checked it; a hand-made trace may not have
+        const std::size_t slot = static_cast<std::size_t>(site - t_.sites.data());
+        const std::size_t packet = open_packet(sequence_);
+        append_time(f.time_ns);
+        if (!interned_sites_[slot]) {
+            const std::size_t interned = pb::open(out_, field::interned_data);
+            append_entry(field::interned_event_names, slot + 1, site->name);
+            pb::close(out_, interned);
+            interned_sites_[slot] = true;
         }
+        const std::size_t event = pb::open(out_, field::track_event);
+        pb::append_uint(out_, field::event_type, instant_event);
+        pb::append_uint(out_, field::event_name_iid, slot + 1);
+        pb::append_fixed64(out_, f.terminates ? field::event_terminating_flow_ids : field::event_flow_ids,
+                           f.flow_id);
+        pb::close(out_, event);
+        close_packet(packet);
     }
 
     void write_step(const loupe::detail::timeline_step& step) {
@@ -386,10 +481,7 @@ private:
         if (step.kind == loupe::detail::timeline_step::counter) counter_uuid = counter_track(e);
 
         const std::size_t packet = open_packet(sequence_);
-        // Deltas on the incremental clock; a time that goes back (only in a
-        // damaged trace) is clamped to the previous one.
-        pb::append_uint(out_, field::timestamp, step.time_ns > last_time_ ? step.time_ns - last_time_ : 0);
-        if (step.time_ns > last_time_) last_time_ = step.time_ns;
+        append_time(step.time_ns);
         if (step.kind != loupe::detail::timeline_step::end) intern(e, context);
 
         const std::size_t event = pb::open(out_, field::track_event);
@@ -634,6 +726,7 @@ private:
     const trace& t_;
     std::string* result_;
     bool compress_;
+    const perfetto_options* options_;  // outlives the writer and its workers' writers
     pb::buffer out_;          // packets not yet moved to result_
     std::string compressed_;  // scratch
     loupe::detail::deflate::match_table deflate_table_;  // scratch of zlib_compress
@@ -656,26 +749,16 @@ private:
     std::uint64_t value_iid_[context_field_count] = {};              // iids of the context being written
     std::string_view last_value_[context_field_count];               // the values value_iid_ belongs to
     std::unordered_map<std::uint32_t, std::uint64_t> counter_tracks_;  // site index -> track uuid
+    std::unordered_map<std::string_view, unsigned> thread_names_;      // name -> threads of the trace with it
+    std::map<std::pair<std::string_view, std::uint64_t>, unsigned> thread_name_tids_;  // (name, shown tid) -> threads
 };
 
 }  // namespace detail
 
-struct perfetto_options {
-    /// Deflate-compress the packets (TracePacket.compressed_packets, in
-    /// groups of about 256 KiB), as Perfetto's own service does. The file
-    /// shrinks 4–25×; ui.perfetto.dev and trace_processor read it as is.
-    /// Turn off to inspect the packets with
-    /// `protoc --decode=perfetto.protos.Trace`.
-    bool compress = true;
-    /// convert_to_perfetto: threads converting the trace's threads in
-    /// parallel (0: one per core, at most 8). The output does not depend on it.
-    unsigned workers = 0;
-};
-
 /// Appends the Perfetto encoding of `t` (a serialized perfetto.protos.Trace)
 /// to `out`.
 inline void write_perfetto(const trace& t, std::string& out, perfetto_options options = {}) {
-    detail::perfetto_writer writer(t, out, options.compress);
+    detail::perfetto_writer writer(t, out, options);
     loupe::detail::write_viewer(t, writer);
 }
 
@@ -699,7 +782,7 @@ inline void write_perfetto_file(const trace& t, const std::string& path, perfett
 inline void convert_to_perfetto(const void* data, std::size_t size, std::string& out, perfetto_options options = {},
                                 decode_options decode = {}) {
     trace skeleton;
-    detail::perfetto_writer writer(skeleton, out, options.compress);
+    detail::perfetto_writer writer(skeleton, out, options);
     loupe::detail::convert_viewer(data, size, skeleton, decode, writer, options.workers);
 }
 

@@ -140,6 +140,7 @@ public:
         s->info.start_ns = clock_.to_ns(s->start_ticks);
         s->info.wall_anchor_ns = wall_ns();
         s->info.pid = pid_;
+        s->info.program = process_name_;
         s->info.clock = clock_.source();
         // Drop counts of this slot start from here: earlier ones belonged to
         // the slot's previous session, which reported them when it finished.

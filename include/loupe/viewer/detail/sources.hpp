@@ -11,7 +11,8 @@
 // Zones' metric deltas and method calls' parameter values travel beside the
 // events (thread_zone_metrics), by event index, so the 24-byte events and the
 // threads without metrics or parameters pay nothing. Flow points are few:
-// writers take a thread's from the trace (thread_flows) after its events.
+// writers take a thread's from the trace (thread_flows, by time) and merge
+// them with its events.
 #pragma once
 
 #include <algorithm>
