@@ -197,7 +197,10 @@ int main(int argc, char** argv) {
         const loupe::report::call_tree tree = loupe::report::build_call_tree(trace);
         std::printf("\n== %s's CPU time by routine (loupe report %s --flat --metric cpu_time) ==\n", o.user.c_str(),
                     o.out.c_str());
-        std::fputs(loupe::report::format_flat_report(loupe::report::report_flat(tree, "cpu_time")).c_str(), stdout);
+        std::fputs(loupe::report::format_flat_report(loupe::report::report_flat(tree, "cpu_time"),
+                                                     loupe::report::time_format::human)
+                       .c_str(),
+                   stdout);
         std::printf("\n== %s's allocations by call path (loupe report %s --tree --metric alloc_bytes) ==\n",
                     o.user.c_str(), o.out.c_str());
         std::size_t other_threads = 0;

@@ -14,6 +14,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <loupe/format/encoder.hpp>
 #include <loupe/io.hpp>
 #include <loupe/metrics/metric.hpp>
 #include <loupe/viewer/chrome_json.hpp>
@@ -86,6 +87,48 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
     std::size_t n = 0;
     for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1)) ++n;
     return n;
+}
+
+// Writes hand-built records to a .loupe file through the encoder, with no
+// session around them (what file_sink writes, without its lifecycle).
+class trace_file_writer {
+public:
+    explicit trace_file_writer(std::string path) : path_(std::move(path)) {}
+    void write(const loupe::record& r) { encoder_.encode(r); }
+    void close() {
+        encoder_.close_batch();
+        const std::vector<unsigned char>& bytes = encoder_.bytes();
+        std::FILE* f = std::fopen(path_.c_str(), "wb");
+        ASSERT_NE(f, nullptr) << path_;
+        EXPECT_EQ(std::fwrite(bytes.data(), 1, bytes.size(), f), bytes.size()) << path_;
+        std::fclose(f);
+    }
+
+private:
+    std::string path_;
+    loupe::detail::trace_encoder encoder_;
+};
+
+// The hint a usage error of `args` (which start with the command) ends
+// with: the command's help, or the global help for a missing or unknown one.
+std::string hint_for(const std::string& args) {
+    const std::vector<std::string> words = fields(args);
+    for (const char* command : {"dump", "stats", "report", "convert"}) {
+        if (!words.empty() && words[0] == command) return "try 'loupe " + words[0] + " --help'";
+    }
+    return "try 'loupe --help'";
+}
+
+// A usage error as a user sees it: exit code 2, nothing on stdout, and two
+// lines on stderr: what was wrong (starting with `message`) and the hint.
+void expect_usage_error(const std::string& args, const std::string& message) {
+    const run_result r = run_cli(args);
+    EXPECT_EQ(r.status, 2) << args;
+    EXPECT_TRUE(r.out.empty()) << args;
+    const std::vector<std::string> err = lines(r.err);
+    ASSERT_EQ(err.size(), 2u) << args << "\n" << r.err;
+    EXPECT_EQ(err[0].rfind("loupe: " + message, 0), 0u) << args << "\n" << r.err;
+    EXPECT_EQ(err[1], hint_for(args)) << args;
 }
 
 class Cli : public ::testing::Test {
@@ -201,22 +244,39 @@ TEST_F(Cli, MissingFileIsOneLineAndExitCodeOne) {
     EXPECT_TRUE(r.out.empty());
 }
 
-TEST_F(Cli, CutShortFileNamesTheByteAndPartialReadsWhatIsThere) {
+// A trace cut short (the process died): every command reads it up to its
+// last whole record without being asked, and says on stderr how much was
+// lost; --strict refuses it, naming the byte.
+TEST_F(Cli, CutShortFileIsReadUpToItsLastWholeRecordAndSaysHowMuchWasLost) {
     const std::vector<unsigned char> good = loupe::read_file_bytes(path_);
     if (std::FILE* f = std::fopen(path_.c_str(), "wb")) {
         std::fwrite(good.data(), 1, good.size() - 3, f);
         std::fclose(f);
     }
-    for (const char* command : {"dump", "stats"}) {
+    const std::string cut = std::to_string(good.size() - 3);
+    for (const char* command : {"dump", "stats", "report --io", "report --flat"}) {
         const run_result r = run_cli(std::string(command) + " '" + path_ + "'");
-        EXPECT_EQ(r.status, 1) << command;
+        EXPECT_EQ(r.status, 0) << command << ": " << r.err;
         EXPECT_EQ(count_of(r.err, "\n"), 1u) << r.err;
-        EXPECT_EQ(r.err.rfind("loupe: " + path_ + ": byte ", 0), 0u) << r.err;
-        EXPECT_NE(r.err.find("cut short"), std::string::npos) << r.err;
+        EXPECT_EQ(r.err.rfind("loupe: " + path_ + ": trace cut short (no END record): read up to its last whole record, byte ", 0), 0u)
+            << r.err;
+        EXPECT_NE(r.err.find(" of " + cut + " ("), std::string::npos) << r.err;
+        EXPECT_FALSE(r.out.empty()) << command;
     }
-    const run_result partial = run_cli("stats --partial '" + path_ + "'");
+    const run_result stats = run_cli("stats '" + path_ + "'");
+    EXPECT_NE(stats.out.find("(trace cut short)"), std::string::npos) << stats.out;
+    for (const char* command : {"dump", "stats"}) {
+        const run_result strict = run_cli(std::string(command) + " --strict '" + path_ + "'");
+        EXPECT_EQ(strict.status, 1) << command;
+        EXPECT_EQ(count_of(strict.err, "\n"), 1u) << strict.err;
+        EXPECT_EQ(strict.err.rfind("loupe: " + path_ + ": byte ", 0), 0u) << strict.err;
+        EXPECT_NE(strict.err.find("cut short"), std::string::npos) << strict.err;
+    }
+    const run_result partial = run_cli("stats --partial '" + path_ + "'");  // the default, still accepted
     EXPECT_EQ(partial.status, 0) << partial.err;
-    EXPECT_NE(partial.out.find("(trace cut short)"), std::string::npos) << partial.out;
+    const run_result both = run_cli("stats --partial --strict '" + path_ + "'");
+    EXPECT_EQ(both.status, 2);
+    EXPECT_NE(both.err.find("contradict"), std::string::npos) << both.err;
 }
 
 TEST_F(Cli, NotATraceIsRejected) {
@@ -283,6 +343,43 @@ TEST_F(Cli, ConvertWritesWhatTheLibraryWrites) {
     EXPECT_EQ(slurp(json), loupe::viewer::to_chrome_json(t));
     std::remove(pftrace.c_str());
     std::remove(json.c_str());
+}
+
+namespace {
+
+// A size as convert's summary gives it: "812 B", "3.4 KiB".
+std::string size_text(std::size_t bytes) {
+    if (bytes < 1024) return std::to_string(bytes) + " B";
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f KiB", static_cast<double>(bytes) / 1024.0);
+    return buf;
+}
+
+}  // namespace
+
+// One line on stderr: how many events went to which file, in which format, and its size.
+TEST_F(Cli, ConvertSaysWhatItWrote) {
+    const std::string pftrace = path_ + ".pftrace";
+    const run_result p = run_cli("convert '" + path_ + "' --to perfetto -o '" + pftrace + "'");
+    ASSERT_EQ(p.status, 0) << p.err;
+    EXPECT_TRUE(p.out.empty()) << p.out;
+    EXPECT_EQ(p.err,
+              "loupe: wrote 20 events to '" + pftrace + "' (perfetto, " + size_text(slurp(pftrace).size()) + ")\n");
+    const std::string json = path_ + ".json";
+    const run_result j = run_cli("convert '" + path_ + "' --to chrome-json -o '" + json + "'");
+    ASSERT_EQ(j.status, 0) << j.err;
+    EXPECT_EQ(j.err, "loupe: wrote 20 events to '" + json + "' (chrome-json, " + size_text(slurp(json).size()) + ")\n");
+    std::remove(pftrace.c_str());
+    std::remove(json.c_str());
+}
+
+// -o -: the converted trace alone on stdout, the summary on stderr.
+TEST_F(Cli, ConvertToStdoutKeepsTheSummaryOnStderr) {
+    const std::string expected = loupe::viewer::to_chrome_json(loupe::read_trace_file(path_));
+    const run_result r = run_cli("convert '" + path_ + "' --to chrome-json -o -");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, expected);
+    EXPECT_EQ(r.err, "loupe: wrote 20 events to stdout (chrome-json, " + size_text(expected.size()) + ")\n");
 }
 
 TEST_F(Cli, ConvertOfAnUnwritableOutputNamesIt) {
@@ -440,11 +537,12 @@ TEST_F(CliMetrics, FlatJsonParsesAndCallersPrintsStanzas) {
 }
 
 TEST_F(CliMetrics, PerThreadAndPerCpuTotalsAddUp) {
-    const run_result threads = run_cli("report '" + path_ + "' --per-thread");
+    const run_result threads = run_cli("report '" + path_ + "' --per-thread --ns");
     ASSERT_EQ(threads.status, 0) << threads.err;
     EXPECT_NE(threads.out.find("thread worker (tid "), std::string::npos) << threads.out;
     // Total, Tree (Σ base), Zones, Outside over all threads: the main
-    // thread's 5 were outside zones; wall time has no recorded total.
+    // thread's 5 were outside zones; wall time has no recorded total
+    // (--ns: its times are one integer each).
     const auto rows = lines(threads.out);
     ASSERT_GE(rows.size(), 2u);
     const std::vector<std::string> wall = fields(rows[rows.size() - 2]);
@@ -484,6 +582,118 @@ TEST_F(CliMetrics, UnknownMetricIsOneLineAndExitCodeOne) {
     EXPECT_NE(wall.err.find("per-CPU totals are recorded for push metrics only"), std::string::npos) << wall.err;
 }
 
+namespace {
+
+// Thread "main" (tid 501): zone "outer" of 213,696,002 ns around zone
+// "inner" of 1,500,000 ns; hand-built records, so the times are exact.
+void write_timed_trace(const std::string& path) {
+    static const loupe::site outer{"outer", "timed.cpp", "serve", 10, loupe::site_kind::zone};
+    static const loupe::site inner{"inner", "timed.cpp", "query", 20, loupe::site_kind::zone};
+    trace_file_writer sink(path);
+    loupe::session_info session{"timed", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc, nullptr, 0, {}};
+    loupe::thread_info thread{1, 501, "main", 1};
+    loupe::record r;
+    r.session = &session;
+    r.kind = loupe::record_kind::session_begin;
+    sink.write(r);
+    auto zone = [&](const loupe::site& where, std::uint64_t begin, std::uint64_t duration) {
+        loupe::record z = r;
+        z.kind = loupe::record_kind::zone;
+        z.thread = &thread;
+        z.where = &where;
+        z.begin_ns = begin;
+        z.end_ns = begin + duration;
+        sink.write(z);
+    };
+    zone(inner, 3000, 1'500'000);  // zones are written as they end
+    zone(outer, 2000, 213'696'002);
+    loupe::record end = r;
+    end.kind = loupe::record_kind::session_end;
+    end.end_ns = 300'000'000;
+    end.count = 2;
+    sink.write(end);
+    sink.close();
+}
+
+class CliTimes : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        path_ = new std::string(temp_trace_path("cli_times"));
+        write_timed_trace(*path_);
+    }
+    static void TearDownTestSuite() {
+        std::remove(path_->c_str());
+        delete path_;
+    }
+    static std::string* path_;
+};
+std::string* CliTimes::path_ = nullptr;
+
+using rows = std::vector<std::vector<std::string>>;
+
+}  // namespace
+
+// Wall time prints as "214 ms", as stats does, in every text report with times.
+TEST_F(CliTimes, TreeFlatCallersAndPerThreadPrintTimesInHumanUnits) {
+    const run_result tree = run_cli("report '" + *path_ + "' --tree");
+    ASSERT_EQ(tree.status, 0) << tree.err;
+    EXPECT_EQ(rows_ending(tree.out, "outer"), (rows{{"1", "1", "1", "212", "ms", "214", "ms", "outer"}})) << tree.out;
+    EXPECT_EQ(rows_ending(tree.out, "inner"), (rows{{"2", "1", "1", "1.50", "ms", "1.50", "ms", "inner"}})) << tree.out;
+    EXPECT_EQ(rows_ending(tree.out, "501)"),
+              (rows{{"0", "1", "1", "0", "ns", "214", "ms", "thread", "main", "(tid", "501)"}}))
+        << tree.out;
+
+    const run_result flat = run_cli("report '" + *path_ + "' --flat");
+    ASSERT_EQ(flat.status, 0) << flat.err;
+    EXPECT_EQ(rows_ending(flat.out, "outer"), (rows{{"1", "212", "ms", "214", "ms", "outer"}})) << flat.out;
+
+    const run_result callers = run_cli("report '" + *path_ + "' --callers");
+    ASSERT_EQ(callers.status, 0) << callers.err;
+    // outer's own row, and outer as the parent in inner's stanza.
+    EXPECT_EQ(rows_ending(callers.out, "outer"),
+              (rows{{"1", "212", "ms", "214", "ms", "outer"}, {"1", "1.50", "ms", "1.50", "ms", "outer"}}))
+        << callers.out;
+
+    const run_result threads = run_cli("report '" + *path_ + "' --per-thread");
+    ASSERT_EQ(threads.status, 0) << threads.err;
+    EXPECT_EQ(rows_ending(threads.out, "ns"),
+              (rows{{"thread", "main", "(tid", "501)", "wall_time", "-", "214", "ms", "214", "ms", "0", "ns"},
+                    {"all", "threads", "wall_time", "-", "214", "ms", "214", "ms", "0", "ns"}}))
+        << threads.out;
+    for (const run_result* r : {&tree, &flat, &callers, &threads}) {
+        EXPECT_EQ(r->out.find("213696002"), std::string::npos) << r->out;
+    }
+}
+
+// --ns: the same reports with every time an integer of nanoseconds; the JSON
+// forms are in nanoseconds either way.
+TEST_F(CliTimes, NsPrintsRawNanoseconds) {
+    const run_result tree = run_cli("report '" + *path_ + "' --tree --ns");
+    ASSERT_EQ(tree.status, 0) << tree.err;
+    EXPECT_EQ(rows_ending(tree.out, "outer"), (rows{{"1", "1", "1", "212196002", "213696002", "outer"}})) << tree.out;
+    EXPECT_EQ(rows_ending(tree.out, "inner"), (rows{{"2", "1", "1", "1500000", "1500000", "inner"}})) << tree.out;
+
+    const run_result flat = run_cli("report --ns '" + *path_ + "' --flat");
+    ASSERT_EQ(flat.status, 0) << flat.err;
+    EXPECT_EQ(rows_ending(flat.out, "outer"), (rows{{"1", "212196002", "213696002", "outer"}})) << flat.out;
+
+    const run_result callers = run_cli("report '" + *path_ + "' --callers --ns");
+    ASSERT_EQ(callers.status, 0) << callers.err;
+    EXPECT_EQ(rows_ending(callers.out, "inner"), (rows(2, {"1", "1500000", "1500000", "inner"}))) << callers.out;
+
+    const run_result threads = run_cli("report '" + *path_ + "' --per-thread --ns");
+    ASSERT_EQ(threads.status, 0) << threads.err;
+    EXPECT_EQ(rows_ending(threads.out, "0"),
+              (rows{{"thread", "main", "(tid", "501)", "wall_time", "-", "213696002", "213696002", "0"},
+                    {"all", "threads", "wall_time", "-", "213696002", "213696002", "0"}}))
+        << threads.out;
+
+    const run_result json = run_cli("report '" + *path_ + "' --flat --json");
+    ASSERT_EQ(json.status, 0) << json.err;
+    EXPECT_NE(json.out.find("\"base\":212196002,\"cum\":213696002"), std::string::npos) << json.out;
+    EXPECT_EQ(run_cli("report '" + *path_ + "' --flat --json --ns").out, json.out);
+}
+
 TEST(CliUsage, MetricReportUsageErrorsNameTheArgument) {
     const std::pair<const char*, const char*> cases[] = {
         {"report x.loupe --tree --flat", "--flat (argument 4): one report at a time; --tree was given before"},
@@ -493,29 +703,97 @@ TEST(CliUsage, MetricReportUsageErrorsNameTheArgument) {
         {"report x.loupe --per-cpu --by thread", "--by (argument 4) applies to report --io, not --per-cpu"},
         {"stats x.loupe --per-thread", "--per-thread applies to 'report' only"},
         {"report x.loupe", "report needs one of --io, --tree, --flat, --callers, --per-cpu, --per-thread"},
+        {"stats x.loupe --ns", "--ns (argument 3) applies to report --tree, --flat, --callers and --per-thread only"},
+        {"report x.loupe --io --ns", "--ns (argument 4) applies to report --tree, --flat, --callers and --per-thread"},
+        {"report x.loupe --per-cpu --ns", "--ns (argument 4) applies to report --tree, --flat, --callers and"},
     };
-    for (const auto& [args, message] : cases) {
-        const run_result r = run_cli(args);
-        EXPECT_EQ(r.status, 2) << args;
-        EXPECT_EQ(r.err.rfind(std::string("loupe: ") + message, 0), 0u) << args << "\n" << r.err;
-        EXPECT_NE(r.err.find("usage: loupe"), std::string::npos) << args;
-    }
-    const run_result help = run_cli("--help");
-    EXPECT_NE(help.out.find("--tree|--flat|--callers|--per-cpu|--per-thread [--metric M]"), std::string::npos);
+    for (const auto& [args, message] : cases) expect_usage_error(args, message);
+    const run_result help = run_cli("report --help");
+    EXPECT_NE(help.out.find("--tree|--flat|--callers|--per-thread|--per-cpu [--metric M] [--ns]"), std::string::npos)
+        << help.out;
 }
 
-TEST(CliUsage, BadUsageExitsTwoWithUsage) {
-    for (const char* args : {"", "frobnicate x.loupe", "dump", "dump a b", "stats --fast x.loupe",
-                             "convert x.loupe -o y", "convert x.loupe --to perfetto", "convert x.loupe --to pdf -o y",
-                             "stats x.loupe --to perfetto", "convert x.loupe --to",
-                             "convert x.loupe --to chrome-json --uncompressed -o y", "report x.loupe",
-                             "report x.loupe --io --by nobody", "stats x.loupe --io", "stats x.loupe --by file",
-                             "dump x.loupe --by user"}) {
-        const run_result r = run_cli(args);
-        EXPECT_EQ(r.status, 2) << args;
-        EXPECT_EQ(r.err.rfind("loupe: ", 0), 0u) << args;
-        EXPECT_NE(r.err.find("usage: loupe"), std::string::npos) << args;
+TEST(CliUsage, BadUsageExitsTwoWithOneLineAndAHint) {
+    for (const char* args :
+         {"", "frobnicate x.loupe", "dump", "dump a b", "stats --fast x.loupe", "convert x.loupe -o y",
+          "convert x.loupe --to perfetto", "convert x.loupe --to pdf -o y", "stats x.loupe --to perfetto",
+          "convert x.loupe --to", "convert x.loupe --to chrome-json --uncompressed -o y", "report x.loupe",
+          "report x.loupe --io --by nobody", "stats x.loupe --io", "stats x.loupe --by file",
+          "dump x.loupe --by user"}) {
+        expect_usage_error(args, "");
     }
+}
+
+// The line names what was wrong; the hint names the command's own help (the
+// global help when there is no known command); no usage text follows.
+TEST(CliUsage, AUsageErrorIsOneLineNamingTheArgumentAndAHint) {
+    const run_result option = run_cli("report x.loupe --tree --bogus");
+    EXPECT_EQ(option.status, 2);
+    EXPECT_EQ(option.err, "loupe: unknown option '--bogus' (argument 4)\ntry 'loupe report --help'\n");
+    EXPECT_TRUE(option.out.empty());
+    const run_result value = run_cli("convert x.loupe --to pdf -o y");
+    EXPECT_EQ(value.err,
+              "loupe: --to 'pdf' (argument 4): expected perfetto or chrome-json\ntry 'loupe convert --help'\n");
+    const run_result command = run_cli("frobnicate x.loupe");
+    EXPECT_EQ(command.status, 2);
+    EXPECT_EQ(command.err,
+              "loupe: unknown command 'frobnicate'; expected 'dump', 'stats', 'report' or 'convert'\n"
+              "try 'loupe --help'\n");
+    const run_result nothing = run_cli("");
+    EXPECT_EQ(nothing.status, 2);
+    EXPECT_EQ(nothing.err,
+              "loupe: missing command; expected 'dump', 'stats', 'report' or 'convert'\ntry 'loupe --help'\n");
+    const run_result help_of_nothing = run_cli("frobnicate --help");
+    EXPECT_EQ(help_of_nothing.status, 2);
+    EXPECT_EQ(help_of_nothing.err.rfind("loupe: unknown command 'frobnicate'", 0), 0u) << help_of_nothing.err;
+}
+
+// `loupe CMD --help` (or `loupe help CMD`, or --help anywhere after CMD):
+// CMD's usage, what it does and its options, and nothing of the others.
+TEST(CliUsage, EachCommandHasItsOwnShortHelp) {
+    const std::pair<std::string, std::vector<std::string>> commands[] = {
+        {"dump", {"--json", "--strict"}},
+        {"stats", {"--by FIELD", "--params", "--top N", "--flows", "--json", "--strict"}},
+        {"report",
+         {"--io", "--tree", "--flat", "--callers", "--per-thread", "--per-cpu", "--by GROUP", "--metric M", "--ns",
+          "--json", "--strict"}},
+        {"convert", {"--to FORMAT", "-o OUT", "'-': stdout", "--uncompressed", "--strict"}},
+    };
+    for (const auto& [command, options] : commands) {
+        const run_result r = run_cli(command + " --help");
+        EXPECT_EQ(r.status, 0) << command;
+        EXPECT_TRUE(r.err.empty()) << command;
+        EXPECT_EQ(r.out.rfind("usage: loupe " + command + " FILE", 0), 0u) << r.out;
+        EXPECT_LE(lines(r.out).size(), 25u) << r.out;
+        for (const std::string& option : options) EXPECT_NE(r.out.find(option), std::string::npos) << option;
+        for (const auto& [other, unused] : commands) {
+            if (other == command) continue;
+            EXPECT_EQ(r.out.find("loupe " + other), std::string::npos) << r.out;
+        }
+        EXPECT_EQ(run_cli("help " + command).out, r.out) << command;
+        EXPECT_EQ(run_cli(command + " x.loupe --json --help").out, r.out) << command;
+    }
+    EXPECT_EQ(run_cli("dump --help").out.find("--metric"), std::string::npos);
+}
+
+// `loupe --help` and `loupe help`: the commands, one line each, and where
+// their options are.
+TEST(CliUsage, GlobalHelpListsTheCommandsOneLineEach) {
+    const run_result help = run_cli("--help");
+    EXPECT_EQ(help.status, 0);
+    EXPECT_EQ(run_cli("help").out, help.out);
+    EXPECT_EQ(run_cli("-h").out, help.out);
+    EXPECT_LE(lines(help.out).size(), 20u) << help.out;
+    EXPECT_NE(help.out.find("loupe <command> --help"), std::string::npos) << help.out;
+    for (const char* command : {"dump", "stats", "report", "convert", "help"}) {
+        std::size_t rows = 0;
+        for (const std::string& line : lines(help.out)) {
+            const std::vector<std::string> f = fields(line);
+            rows += !f.empty() && f[0] == command && line.rfind("  ", 0) == 0;
+        }
+        EXPECT_EQ(rows, 1u) << command << "\n" << help.out;
+    }
+    EXPECT_EQ(help.out.find("--metric"), std::string::npos) << "options belong to the commands' help";
 }
 
 TEST(CliUsage, HelpAndVersion) {
@@ -537,9 +815,9 @@ namespace {
 // an apply error; written from hand-built records through file_sink.
 void write_param_trace(const std::string& path) {
     static const loupe::site add{"shop::Cart::add(Item const&,int)", "cart.cpp", "add", 12, loupe::site_kind::zone};
-    loupe::sinks::file_sink sink(path);
+    trace_file_writer sink(path);
     loupe::session_info session{"cli-params", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc,
-                                nullptr,      0};
+                                nullptr,      0, {}};
     loupe::thread_info thread{1, 501, "main", 1};
     loupe::record r;
     r.session = &session;
@@ -714,12 +992,7 @@ TEST(CliParamsUsage, ATraceWithoutParametersSaysSoAndUsageErrorsNameTheArgument)
         {"dump x.loupe --params", "--params (argument 3) applies to 'stats' only"},
         {"stats x.loupe --params --by user", "--by (argument 4) does not apply to stats --params (argument 3)"},
     };
-    for (const auto& [args, message] : cases) {
-        const run_result u = run_cli(args);
-        EXPECT_EQ(u.status, 2) << args;
-        EXPECT_EQ(u.err.rfind(std::string("loupe: ") + message, 0), 0u) << args << "\n" << u.err;
-        EXPECT_NE(u.err.find("usage: loupe"), std::string::npos) << args;
-    }
+    for (const auto& [args, message] : cases) expect_usage_error(args, message);
 }
 
 namespace {
@@ -787,9 +1060,5 @@ TEST(CliFlows, ATraceWithoutFlowsSaysSoAndUsageErrorsNameTheArgument) {
         {"stats x.loupe --flows --params", "--params (argument 4) does not apply to stats --flows (argument 3)"},
         {"stats x.loupe --flows --by user", "--by (argument 4) does not apply to stats --flows (argument 3)"},
     };
-    for (const auto& [args, message] : cases) {
-        const run_result u = run_cli(args);
-        EXPECT_EQ(u.status, 2) << args;
-        EXPECT_EQ(u.err.rfind(std::string("loupe: ") + message, 0), 0u) << args << "\n" << u.err;
-    }
+    for (const auto& [args, message] : cases) expect_usage_error(args, message);
 }

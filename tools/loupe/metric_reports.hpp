@@ -1,6 +1,7 @@
 // `loupe report FILE --tree|--flat|--callers|--per-cpu|--per-thread
-// [--metric M] [--json]`: the metric reports of report/call_tree.hpp
-// (cost_reports.hpp, totals_reports.hpp).
+// [--metric M] [--ns] [--json]`: the metric reports of report/call_tree.hpp
+// (cost_reports.hpp, totals_reports.hpp). Times (metrics in ns) print in
+// human units, or as integers with --ns.
 #pragma once
 
 #include <loupe/base/error.hpp>
@@ -37,11 +38,18 @@ inline metric_report parse_metric_report(std::string_view flag) noexcept {
     return metric_report::none;
 }
 
+/// Whether `--ns` applies to report `r` (the text reports with times).
+inline bool takes_ns(metric_report r) noexcept {
+    return r == metric_report::tree || r == metric_report::flat || r == metric_report::callers ||
+           r == metric_report::per_thread;
+}
+
 /// Reads `file` and prints report `r` of `metric` (empty: wall_time for the
-/// trees, every metric for the totals) to stdout. Throws loupe::error
-/// (prefixed with the file) for an unknown or unavailable metric.
+/// trees, every metric for the totals) to stdout, times as `times` says.
+/// Throws loupe::error (prefixed with the file) for an unknown or
+/// unavailable metric.
 inline int run_metric_report(const std::string& file, const loupe::decode_options& decode, metric_report r,
-                             const std::string& metric, bool json) {
+                             const std::string& metric, bool json, loupe::report::time_format times) {
     namespace rep = loupe::report;
     const loupe::trace t = loupe::read_trace_file(file, decode);
     const std::string tree_metric = metric.empty() ? "wall_time" : metric;
@@ -57,19 +65,19 @@ inline int run_metric_report(const std::string& file, const loupe::decode_option
                 if (json) {
                     text = rep::tree_report_json(report);
                 } else {  // streamed: a deep tree's text is never held whole
-                    rep::write_tree_report(report, [](std::string_view piece) {
-                        std::fwrite(piece.data(), 1, piece.size(), stdout);
-                    });
+                    rep::write_tree_report(
+                        report, [](std::string_view piece) { std::fwrite(piece.data(), 1, piece.size(), stdout); },
+                        rep::tree_rows_per_piece, times);
                 }
             } else if (r == metric_report::flat) {
                 const rep::flat_report report = rep::report_flat(tree, tree_metric);
-                text = json ? rep::flat_report_json(report) : rep::format_flat_report(report);
+                text = json ? rep::flat_report_json(report) : rep::format_flat_report(report, times);
             } else if (r == metric_report::callers) {
                 const rep::callers_report report = rep::report_callers(tree, tree_metric);
-                text = json ? rep::callers_report_json(report) : rep::format_callers_report(report);
+                text = json ? rep::callers_report_json(report) : rep::format_callers_report(report, times);
             } else {
                 const rep::per_thread_report report = rep::report_per_thread(tree, metric);
-                text = json ? rep::per_thread_report_json(report) : rep::format_per_thread_report(report);
+                text = json ? rep::per_thread_report_json(report) : rep::format_per_thread_report(report, times);
             }
         }
     } catch (const loupe::error& e) {

@@ -8,6 +8,8 @@
 //   verify_stanzas), for one metric chosen by name;
 // - totals_reports.hpp: report_per_thread, report_per_cpu.
 // Each report is a struct with a text form (format_*) and a JSON form (*_json).
+// The text forms print metrics in ns (wall_time, cpu_time) as integers, or in
+// human units ("214 ms") given time_format::human.
 //
 //   const loupe::trace t = loupe::read_trace_file("out.loupe");
 //   const loupe::report::call_tree tree = loupe::report::build_call_tree(t);

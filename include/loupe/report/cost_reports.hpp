@@ -12,7 +12,9 @@
 //   see callers_report for what each row holds and verify_stanzas for the
 //   invariants.
 // The metric is chosen by name (an unknown or unavailable metric throws
-// loupe::error saying so); values are its integers, in its unit (wall_time: ns).
+// loupe::error saying so); values are its integers, in its unit (wall_time:
+// ns). The text forms print a metric in ns in human units when given
+// time_format::human (detail/metric_report_output.hpp).
 // Cost: each report O(n log n) in nodes.
 // Thread-safety: pure functions over values.
 #pragma once
@@ -133,12 +135,14 @@ inline void append_cost_json(std::string& out, const cost_line& l) {
     out += '}';
 }
 
-// One row of Calls, Base and Cum followed by `name` indented by `indent`;
-// `prefix` (e.g. Level and RL) goes first.
-inline void append_cost_row(std::string& out, const std::string& prefix, const cost_line& l, std::size_t indent) {
+// One row of Calls, Base and Cum (values of metric `m`, printed as `times`
+// says) followed by `name` indented by `indent`; `prefix` (e.g. Level and RL)
+// goes first.
+inline void append_cost_row(std::string& out, const std::string& prefix, const cost_line& l, std::size_t indent,
+                            const trace_metric& m, time_format times) {
     char buf[96];
-    std::snprintf(buf, sizeof buf, "%10llu %14lld %14lld  ", static_cast<unsigned long long>(l.calls),
-                  static_cast<long long>(l.base), static_cast<long long>(l.cum));
+    std::snprintf(buf, sizeof buf, "%10llu %14s %14s  ", static_cast<unsigned long long>(l.calls),
+                  metric_value_text(l.base, m, times).c_str(), metric_value_text(l.cum, m, times).c_str());
     out += prefix;
     out += buf;
     out.append(indent, ' ');
@@ -184,11 +188,15 @@ inline tree_report report_tree(const call_tree& tree, std::string_view metric = 
 /// they are), so the text stays linear in the trace however deep the calls.
 inline constexpr std::uint32_t max_tree_indent_levels = 32;
 
+/// write_tree_report's default number of rows per piece.
+inline constexpr std::size_t tree_rows_per_piece = 4096;
+
 /// format_tree_report in pieces, for output that streams: calls
 /// `write(std::string_view)` with the heading, then with the text of every
 /// `rows_per_piece` rows in order, so a deep tree's text is never held whole.
 template <class Write>
-void write_tree_report(const tree_report& r, Write&& write, std::size_t rows_per_piece = 4096) {
+void write_tree_report(const tree_report& r, Write&& write, std::size_t rows_per_piece = tree_rows_per_piece,
+                       time_format times = time_format::raw_ns) {
     std::string out = detail::report_head(r.session, "call tree", r.metric);
     if (r.rows.empty()) {
         write(std::string_view(out + "no threads recorded zones\n"));
@@ -201,7 +209,7 @@ void write_tree_report(const tree_report& r, Write&& write, std::size_t rows_per
     for (const tree_row& row : r.rows) {
         std::snprintf(prefix, sizeof prefix, "%5u %5u ", row.level, row.rl);
         const std::uint32_t shown = row.level < max_tree_indent_levels ? row.level : max_tree_indent_levels;
-        detail::append_cost_row(out, prefix, row.cost, 2 * std::size_t{shown});
+        detail::append_cost_row(out, prefix, row.cost, 2 * std::size_t{shown}, r.metric, times);
         if (++in_piece == rows_per_piece) {
             write(std::string_view(out));
             out.clear();
@@ -212,10 +220,11 @@ void write_tree_report(const tree_report& r, Write&& write, std::size_t rows_per
 }
 
 /// Columns Level, RL, Calls, Base, Cum, Name (indented by level, at most
-/// max_tree_indent_levels).
-inline std::string format_tree_report(const tree_report& r) {
+/// max_tree_indent_levels); a metric in ns printed as `times` says.
+inline std::string format_tree_report(const tree_report& r, time_format times = time_format::raw_ns) {
     std::string out;
-    write_tree_report(r, [&](std::string_view piece) { out += piece; });
+    write_tree_report(
+        r, [&](std::string_view piece) { out += piece; }, tree_rows_per_piece, times);
     return out;
 }
 
@@ -244,11 +253,12 @@ inline flat_report report_flat(const call_tree& tree, std::string_view metric = 
     return r;
 }
 
-inline std::string format_flat_report(const flat_report& r) {
+/// Columns Calls, Base, Cum, Name; a metric in ns printed as `times` says.
+inline std::string format_flat_report(const flat_report& r, time_format times = time_format::raw_ns) {
     std::string out = detail::report_head(r.session, "routines", r.metric);
     if (r.routines.empty()) return out + "no zones recorded\n";
     out += detail::cost_header;
-    for (const cost_line& l : r.routines) detail::append_cost_row(out, "", l, 0);
+    for (const cost_line& l : r.routines) detail::append_cost_row(out, "", l, 0, r.metric, times);
     return out;
 }
 
@@ -333,16 +343,17 @@ inline std::string verify_stanzas(const callers_report& r) {
 }
 
 /// Parents indented above the routine's own row, children indented below,
-/// one stanza per routine, separated by dashes.
-inline std::string format_callers_report(const callers_report& r) {
+/// one stanza per routine, separated by dashes; a metric in ns printed as
+/// `times` says.
+inline std::string format_callers_report(const callers_report& r, time_format times = time_format::raw_ns) {
     std::string out = detail::report_head(r.session, "callers and callees", r.metric);
     if (r.stanzas.empty()) return out + "no zones recorded\n";
     out += detail::cost_header;
     for (const stanza& s : r.stanzas) {
         out += std::string(60, '-') + '\n';
-        for (const cost_line& p : s.parents) detail::append_cost_row(out, "", p, 4);
-        detail::append_cost_row(out, "", s.self, 0);
-        for (const cost_line& c : s.children) detail::append_cost_row(out, "", c, 4);
+        for (const cost_line& p : s.parents) detail::append_cost_row(out, "", p, 4, r.metric, times);
+        detail::append_cost_row(out, "", s.self, 0, r.metric, times);
+        for (const cost_line& c : s.children) detail::append_cost_row(out, "", c, 4, r.metric, times);
     }
     return out;
 }

@@ -6,7 +6,9 @@
 // - report_per_cpu (over the trace itself): per CPU, each push metric's
 //   total (METRIC_TOTALS).
 // Every metric, or only the one named (an unknown or unavailable metric
-// throws loupe::error saying so); values are its integers, in its unit.
+// throws loupe::error saying so); values are its integers, in its unit
+// (format_per_thread_report prints a metric in ns in human units when given
+// time_format::human).
 // Cost: report_per_thread O(n × m) in nodes and metrics; report_per_cpu
 // O(v × m) in the METRIC_TOTALS values and the push metrics reported.
 // Thread-safety: pure functions over values.
@@ -69,7 +71,9 @@ struct per_cpu_report {
 
 namespace detail {
 
-inline std::string optional_text(const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : "-"; }
+inline std::string optional_text(const std::optional<std::int64_t>& v, const trace_metric& m, time_format times) {
+    return v ? metric_value_text(*v, m, times) : "-";
+}
 inline std::string optional_json(const std::optional<std::int64_t>& v) { return v ? std::to_string(*v) : "null"; }
 
 }  // namespace detail
@@ -125,8 +129,9 @@ inline per_thread_report report_per_thread(const call_tree& tree, std::string_vi
 }
 
 /// One row per thread and metric: Total, Tree (Σ base), Zones, Outside;
-/// then the sums over all threads. "-": no recorded total.
-inline std::string format_per_thread_report(const per_thread_report& r) {
+/// then the sums over all threads. "-": no recorded total. A metric in ns
+/// is printed as `times` says.
+inline std::string format_per_thread_report(const per_thread_report& r, time_format times = time_format::raw_ns) {
     std::string out = detail::report_head(r.session, "metric totals per thread");
     if (r.threads.empty()) return out + "no threads recorded zones or metrics\n";
     char line[512];
@@ -137,9 +142,10 @@ inline std::string format_per_thread_report(const per_thread_report& r) {
         for (std::size_t j = 0; j < metrics.size(); ++j) {
             const thread_metric_total& m = metrics[j];
             std::snprintf(line, sizeof line, fmt, j == 0 ? printable(label).c_str() : "",
-                          printable(m.metric.name).c_str(), detail::optional_text(m.total).c_str(),
-                          std::to_string(m.tree).c_str(), std::to_string(m.zones).c_str(),
-                          std::to_string(m.outside).c_str());
+                          printable(m.metric.name).c_str(), detail::optional_text(m.total, m.metric, times).c_str(),
+                          detail::metric_value_text(m.tree, m.metric, times).c_str(),
+                          detail::metric_value_text(m.zones, m.metric, times).c_str(),
+                          detail::metric_value_text(m.outside, m.metric, times).c_str());
             out += line;
         }
     };

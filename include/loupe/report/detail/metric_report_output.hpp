@@ -1,11 +1,13 @@
 // Text and JSON pieces shared by the metric reports (cost_reports.hpp,
 // totals_reports.hpp): the heading line, a metric's title and JSON object,
-// JSON arrays. The report files build their rows from these.
+// a metric's value as a text cell (time_format), JSON arrays. The report
+// files build their rows from these.
 // Cost: proportional to the text produced.
 // Thread-safety: pure functions over values.
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -13,8 +15,30 @@
 #include "loupe/text/json.hpp"
 #include "loupe/text/printable.hpp"
 #include "loupe/report/detail/trace_metrics.hpp"
+#include "loupe/report/zone_stats.hpp"
+
+namespace loupe::report {
+
+/// How the text forms of the metric reports (format_tree_report,
+/// format_flat_report, format_callers_report, format_per_thread_report)
+/// print the values of a metric whose unit is "ns" (wall_time, cpu_time,
+/// ...). Values of other units are always integers; so are the JSON forms'.
+enum class time_format : std::uint8_t {
+    raw_ns,  ///< integers, in ns: "213696002"
+    human,   ///< three significant digits, as format_zone_stats: "214 ms", "12.3 us"
+};
+
+}  // namespace loupe::report
 
 namespace loupe::report::detail {
+
+// `value` of metric `m` as a text cell: in human units when `m` counts ns and
+// `times` asks for them, else the integer.
+inline std::string metric_value_text(std::int64_t value, const trace_metric& m, time_format times) {
+    if (times != time_format::human || m.unit != "ns") return std::to_string(value);
+    const double magnitude = value < 0 ? -static_cast<double>(value) : static_cast<double>(value);
+    return (value < 0 ? "-" : "") + human_duration(magnitude);
+}
 
 inline std::string metric_title(const trace_metric& m) {
     return m.name + (m.unit.empty() ? "" : " (" + m.unit + ")") + ", " + metric_source_name(m.source) + " metric";
