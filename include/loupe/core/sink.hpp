@@ -5,7 +5,9 @@
 // another thread reads what it stores). Records arrive in this order:
 // `session_begin`, then events, drop counts and context changes as they are
 // drained (a thread's context record comes before the events it applies to),
-// then `session_end`, followed by `flush()` and `close()`.
+// then `session_end`, followed by `flush()` and `close()`. Before all that,
+// `open()` (and `abandon()` if the session did not start after all) runs on
+// the thread that starts the session.
 //
 // Pointers in a record are valid only during the `write` call; copy what you
 // keep. `site` pointers are the exception: they point at static call-site
@@ -30,6 +32,18 @@ namespace loupe {
 class sink {
 public:
     virtual ~sink() = default;
+    /// Acquires the destination (a file sink opens its file), on the thread
+    /// that starts a session with this sink: after the session's whole
+    /// configuration was checked and before its first record. Throw
+    /// (loupe::error naming the destination) to refuse: `start_session`
+    /// then throws it and the session does not start. Called once per
+    /// session that uses the sink. Default: nothing.
+    virtual void open() {}
+    /// The session that `open` was called for did not start (another sink
+    /// refused it, or the runtime did): undo what that `open` did, e.g.
+    /// remove a file it created (a destination that a session which did
+    /// start writes to stays). Default: nothing.
+    virtual void abandon() noexcept {}
     /// Consumes one record. Must not call back into loupe's session API.
     virtual void write(const record& r) = 0;
     /// Pushes buffered data to its destination.

@@ -1,38 +1,34 @@
 // A sink that writes the native .loupe trace format (docs/format.md) to a file.
 #pragma once
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <string>
 
-#include "loupe/format/encoder.hpp"
 #include "loupe/base/error.hpp"
 #include "loupe/core/sink.hpp"
+#include "loupe/format/encoder.hpp"
+#include "loupe/sinks/detail/claimed_file.hpp"
 
 namespace loupe::sinks {
 
-/// Writes one session to `path` as a .loupe trace. Opens (creates or
-/// truncates) the file in the constructor, so a bad path fails before the
-/// session starts: `loupe::error` names the path and the OS reason.
+/// Writes one session to `path` as a .loupe trace. The file is opened when a
+/// session starts with the sink, after the session's whole configuration was
+/// checked (`sink::open`): a bad path makes `start_session` throw a
+/// `loupe::error` naming the path and the OS reason, and a session that does
+/// not start leaves no file behind (one it would have created is removed; an
+/// existing one keeps its bytes). An existing file is truncated before the
+/// first write.
 /// Buffers up to `buffer_bytes` (default 256 KiB) and writes with write(2);
 /// the collector also flushes it about once a second.
 /// A write error (disk full, I/O error) throws on the collector thread, where
 /// loupe reports it once and counts the lost records; the host never sees it.
 /// The descriptor is close-on-exec. In a child process after fork() the file
 /// is left alone (see `session::stop`).
-/// Thread-safety: used by one session; loupe calls it from the collector only.
+/// Thread-safety: used by one session; loupe calls it from the collector only
+/// (`open` and `abandon` from the thread that starts the session).
 class file_sink final : public sink {
 public:
     explicit file_sink(std::string path, std::size_t buffer_bytes = 256 * 1024)
-        : path_(std::move(path)), buffer_bytes_(buffer_bytes) {
-        fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd_ < 0) {
-            throw error("cannot open trace file '" + path_ + "' for writing: " + std::strerror(errno));
-        }
-    }
+        : file_(std::move(path)), buffer_bytes_(buffer_bytes) {}
     ~file_sink() override {
         try {
             close();
@@ -41,6 +37,9 @@ public:
     }
     file_sink(const file_sink&) = delete;
     file_sink& operator=(const file_sink&) = delete;
+
+    void open() override { file_.claim(); }
+    void abandon() noexcept override { file_.release_unstarted(); }
 
     void write(const record& r) override {
         encoder_.encode(r);
@@ -56,51 +55,34 @@ public:
     /// end (process died) leaves a file without an END record, which readers
     /// report as cut short. Idempotent.
     void close() override {
-        if (fd_ < 0) return;
+        if (!file_.is_open() && !encoder_.begun()) return;  // nothing to write: no file made
         try {
             flush();
         } catch (...) {
-            ::close(fd_);
-            fd_ = -1;
+            file_.close();
             throw;
         }
-        ::close(fd_);
-        fd_ = -1;
+        file_.close();
     }
 
-    const std::string& path() const noexcept { return path_; }
+    const std::string& path() const noexcept { return file_.path(); }
     /// Bytes written to the file so far.
-    std::uint64_t bytes_written() const noexcept { return written_; }
+    std::uint64_t bytes_written() const noexcept { return file_.written(); }
 
 private:
     void write_out() {
         auto& bytes = encoder_.bytes();
-        if (fd_ < 0) {
+        try {
+            file_.append(bytes.data(), bytes.size());
+        } catch (const error& e) {
             bytes.clear();
-            return;
-        }
-        const unsigned char* p = bytes.data();
-        std::size_t left = bytes.size();
-        while (left > 0) {
-            ssize_t n = ::write(fd_, p, left);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) {
-                const int err = n < 0 ? errno : EIO;
-                bytes.clear();
-                throw error("trace file '" + path_ + "': write failed after " + std::to_string(written_) +
-                            " bytes: " + std::strerror(err));
-            }
-            p += n;
-            left -= static_cast<std::size_t>(n);
-            written_ += static_cast<std::uint64_t>(n);
+            throw error(std::string("trace file ") + e.what());
         }
         bytes.clear();
     }
 
-    std::string path_;
+    detail::claimed_file file_;
     std::size_t buffer_bytes_;
-    int fd_ = -1;
-    std::uint64_t written_ = 0;
     detail::trace_encoder encoder_;
 };
 

@@ -118,6 +118,8 @@ public:
         s->ring_bytes = cfg.ring_bytes;
         s->owner = this;
         for (auto& k : cfg.sinks) s->sinks.push_back({std::move(k), false});
+        // The configuration is valid: the sinks may open their files now.
+        opened_sinks opened(*s);
 
         std::unique_lock<std::mutex> lock(mutex_);
         if (shutting_down_) throw error("cannot start session '" + s->name + "': the process is exiting");
@@ -164,6 +166,7 @@ public:
         g_hot.slot_start_epoch[slot].store(g_hot.epoch.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
         publish_locked();
         lock.unlock();
+        opened.keep();
         wake_collector();
         return s;
     }
@@ -363,6 +366,38 @@ private:
         return {};
 #endif
     }
+
+    // A starting session's sinks, opened (sink::open) in order. Unless kept,
+    // the session did not start: those that opened are given back
+    // (sink::abandon). A sink's refusal throws, naming the session.
+    class opened_sinks {
+    public:
+        explicit opened_sinks(const session_state& s) : sinks_(s.sinks) {
+            try {
+                for (; opened_ < sinks_.size(); ++opened_) sinks_[opened_].target->open();
+            } catch (const error& e) {
+                give_back();
+                throw error("cannot start session '" + s.name + "': " + e.what());
+            } catch (...) {
+                give_back();
+                throw;
+            }
+        }
+        ~opened_sinks() {
+            if (!kept_) give_back();
+        }
+        opened_sinks(const opened_sinks&) = delete;
+        opened_sinks& operator=(const opened_sinks&) = delete;
+        void keep() noexcept { kept_ = true; }
+
+    private:
+        void give_back() noexcept {
+            while (opened_ > 0) sinks_[--opened_].target->abandon();
+        }
+        const std::vector<session_state::sink_slot>& sinks_;
+        std::size_t opened_ = 0;
+        bool kept_ = false;
+    };
 
     static void validate(const session_config& cfg) {
         const std::string who = "session '" + cfg.name + "': ";

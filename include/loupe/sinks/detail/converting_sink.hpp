@@ -11,10 +11,10 @@
 #include <string>
 #include <utility>
 
-#include "loupe/format/output_file.hpp"
 #include "loupe/format/encoder.hpp"
 #include "loupe/format/reader.hpp"
 #include "loupe/core/sink.hpp"
+#include "loupe/sinks/detail/claimed_file.hpp"
 
 namespace loupe::detail {
 
@@ -23,15 +23,14 @@ public:
     /// Converts .loupe bytes (data, size, decode options) and appends to out.
     using converter = std::function<void(const void*, std::size_t, decode_options, std::string&)>;
 
-    /// Checks now that `path` can be written (creating or truncating it), so a
-    /// bad path fails before the session starts: loupe::error names it.
+    /// The file is claimed when a session starts with the sink (`open`, see
+    /// claimed_file.hpp): a bad path makes start_session throw loupe::error
+    /// naming it, and a session that does not start leaves no file behind.
     /// `max_buffer_bytes` bounds the memory the session may take: past it the
     /// sink fails (loupe reports it once and counts the records it no longer
     /// takes) and the file holds the session up to that point.
     converting_sink(std::string path, converter convert, std::size_t max_buffer_bytes)
-        : path_(std::move(path)), convert_(std::move(convert)), max_buffer_bytes_(max_buffer_bytes) {
-        write_output_file(path_, {});
-    }
+        : file_(std::move(path)), convert_(std::move(convert)), max_buffer_bytes_(max_buffer_bytes) {}
     ~converting_sink() override {
         try {
             close();
@@ -41,9 +40,12 @@ public:
     converting_sink(const converting_sink&) = delete;
     converting_sink& operator=(const converting_sink&) = delete;
 
+    void open() override { file_.claim(); }
+    void abandon() noexcept override { file_.release_unstarted(); }
+
     void write(const record& r) override {
         if (encoder_.bytes().size() >= max_buffer_bytes_ && r.kind != record_kind::session_end) {
-            throw error("'" + path_ + "': the session outgrew the sink's buffer of " + std::to_string(max_buffer_bytes_) +
+            throw error("'" + path() + "': the session outgrew the sink's buffer of " + std::to_string(max_buffer_bytes_) +
                         " bytes; the file keeps what came before (record long sessions with file_sink and convert "
                         "them with `loupe convert`)");
         }
@@ -58,20 +60,28 @@ public:
         if (closed_) return;
         closed_ = true;
         encoder_.close_batch();
+        if (!encoder_.begun() && !file_.is_open()) return;  // never used: no file made
         std::vector<unsigned char> bytes = std::move(encoder_.bytes());
-        if (!encoder_.begun()) return;  // no session ever wrote here: leave the empty file
-        decode_options options;
-        options.accept_truncated = true;
         std::string out;
-        convert_(bytes.data(), bytes.size(), options, out);
+        if (encoder_.begun()) {  // else no session wrote here: an empty file
+            decode_options options;
+            options.accept_truncated = true;
+            convert_(bytes.data(), bytes.size(), options, out);
+        }
         bytes = {};
-        write_output_file(path_, out);
+        try {
+            file_.append(out.data(), out.size());
+        } catch (...) {
+            file_.close();
+            throw;
+        }
+        file_.close();
     }
 
-    const std::string& path() const noexcept { return path_; }
+    const std::string& path() const noexcept { return file_.path(); }
 
 private:
-    std::string path_;
+    claimed_file file_;
     converter convert_;
     std::size_t max_buffer_bytes_;
     trace_encoder encoder_;
