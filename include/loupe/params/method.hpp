@@ -44,6 +44,7 @@
 #include "loupe/core/recorder.hpp"
 #include "loupe/core/zone_metrics.hpp"
 #include "loupe/params/detail/short_move.hpp"
+#include "loupe/params/detail/signature_check.hpp"
 #include "loupe/params/detail/uncaught_exceptions.hpp"
 #include "loupe/params/chain.hpp"
 #include "loupe/params/value.hpp"
@@ -611,6 +612,7 @@ LOUPE_NOINLINE void push_method_unit(const method_site* where, std::uint64_t t0,
 #if LOUPE_ENABLED
 
 #    define LOUPE_DETAIL_METHOD(id, signature, receiver, self, chains_expr, args)                                     \
+        LOUPE_DETAIL_CHECK_SIGNATURE(id, signature, args);                                                          \
         static constexpr auto LOUPE_DETAIL_CAT(id, _chains) = chains_expr;                                          \
         static ::loupe::method_site LOUPE_DETAIL_CAT(id, _site){signature,                                          \
                                                                 __FILE__,                                           \
