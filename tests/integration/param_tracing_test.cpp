@@ -209,6 +209,26 @@ TEST(ParamTracing, ASiteWhoseSignatureDoesNotParseIsReportedOnceOutsideTheRegist
     for (const auto& c : sink->calls("badsig::odd(int")) EXPECT_TRUE(c.values.empty());
 }
 
+// A spec whose method= matches no site that ran (a typo) is named in the
+// stats stop() returns, with the sites spelled close to it; a spec that
+// matched is not.
+TEST(ParamTracing, SpecsThatMatchedNoSiteAreNamedInTheStatsWithCloseMatches) {
+    auto sink = std::make_shared<method_recorder>();
+    auto s = loupe::start_session(method_session(sink,
+                                                 "method=badsig::fine(int); param=1\n"
+                                                 "method=badsig::fien; param=1\n"
+                                                 "method=nothing::like::it(int); param=1\n"));
+    badsig::fine(4);
+    const loupe::session_stats stats = s.stop();
+    ASSERT_EQ(stats.unmatched_specs.size(), 2u);
+    EXPECT_EQ(stats.unmatched_specs[0].spec, "method=badsig::fien; param=1");
+    EXPECT_EQ(stats.unmatched_specs[0].method, "badsig::fien");
+    ASSERT_FALSE(stats.unmatched_specs[0].close_matches.empty());
+    EXPECT_EQ(stats.unmatched_specs[0].close_matches[0], "badsig::fine(int)");
+    EXPECT_EQ(stats.unmatched_specs[1].method, "nothing::like::it(int)");
+    EXPECT_TRUE(stats.unmatched_specs[1].close_matches.empty());
+}
+
 TEST(ParamTracing, RuntimeSpecsRecordTheirValuesInSpecOrder) {
     auto sink = std::make_shared<method_recorder>();
     auto s = loupe::start_session(method_session(sink,

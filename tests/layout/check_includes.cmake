@@ -31,7 +31,7 @@ set(loupe_layer_table
     "metrics:base"
     "core:base,metrics"
     "io:base,core"
-    "params:base,core"
+    "params:base,core,text"
     "flow:base,core"
     "format:base"
     "report:base,format,text"

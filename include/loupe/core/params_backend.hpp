@@ -19,6 +19,7 @@
 
 #include "loupe/base/config.hpp"
 #include "loupe/base/site.hpp"
+#include "loupe/core/session_config.hpp"
 
 namespace loupe::detail {
 
@@ -28,6 +29,8 @@ struct session_param_log {
     struct entry {
         std::string text;
         std::string name;
+        std::string method;    ///< the `method=` selector
+        bool matched = false;  ///< it matched a method site that ran (set by the binding registry)
     };
     struct apply_error {
         const site* method;  ///< the method site's zone (what the sinks see)
@@ -40,6 +43,12 @@ struct session_param_log {
     std::size_t sent = 0;      ///< collector: specs already sent to the sinks
     std::vector<apply_error> pending_errors;
     std::set<std::pair<const site*, std::uint32_t>> reported;  ///< (method, spec) already queued
+
+    /// Host side, under no other loupe lock: spec `spec` matched a site.
+    void mark_matched(std::uint32_t spec) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (spec < specs.size()) specs[spec].matched = true;
+    }
 
     /// Host side, under no other loupe lock: queues an apply error once per (site, spec).
     void add_error(const site* method, std::uint32_t spec, std::string reason) {
@@ -57,6 +66,9 @@ struct params_backend {
                                      session_param_log& log);
     /// Session slot `slot` now runs `specs` (a result of `compile`; null: none).
     void (*publish)(int slot, std::shared_ptr<void> specs, std::shared_ptr<session_param_log> log);
+    /// The specs of `log` that matched no site, with the sites that ran
+    /// spelled close to each.
+    std::vector<unmatched_spec> (*unmatched)(session_param_log& log);
 };
 
 LOUPE_API inline std::atomic<const params_backend*> g_params_backend{nullptr};

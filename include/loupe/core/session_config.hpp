@@ -79,6 +79,16 @@ struct session_config {
     std::size_t param_value_bytes = 256;
 };
 
+/// A parameter spec of a session that matched no method site that ran while
+/// it was in force (a typo in `method=`, or code that did not run).
+struct unmatched_spec {
+    std::string spec;    ///< the spec's line as given
+    std::string method;  ///< its `method=` selector
+    /// Signatures of sites that ran and are spelled close to `method`
+    /// (nearest first, at most 3): what the spec may have meant.
+    std::vector<std::string> close_matches;
+};
+
 /// Counts of one session. For every session:
 /// events sent to it = `delivered` + `dropped`, exactly.
 struct session_stats {
@@ -86,6 +96,9 @@ struct session_stats {
     std::uint64_t dropped = 0;    ///< events lost to full rings (also in the trace)
     std::uint64_t sink_failures = 0;        ///< sinks that failed (each reported once)
     std::uint64_t records_undelivered = 0;  ///< records a failed sink did not receive
+    /// Filled by `session::stop()`: each parameter spec the session had that
+    /// matched no method site that ran.
+    std::vector<unmatched_spec> unmatched_specs;
 };
 
 }  // namespace loupe

@@ -13,6 +13,11 @@
 // ends in "…" and groups with the strings cut to the same text. A call whose
 // spec produced several values (several chains) counts once under each
 // distinct one.
+//
+// Specs that recorded nothing are listed apart: a spec with `param=` that
+// produced no value in any call and no apply error matched no method the
+// session recorded (a typo in `method=`, or code that did not run), with
+// the recorded methods spelled close to its selector (text/close_matches.hpp).
 // Cost: O(values log values). Thread-safety: pure functions.
 #pragma once
 
@@ -22,12 +27,14 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "loupe/format/reader.hpp"
 #include "loupe/text/json.hpp"
+#include "loupe/text/close_matches.hpp"
 #include "loupe/text/printable.hpp"
 #include "loupe/report/zone_stats.hpp"
 
@@ -70,6 +77,15 @@ struct param_apply_error_row {
     std::string reason;
 };
 
+/// A spec with `param=` that produced no value and no apply error.
+struct param_unmatched_row {
+    std::uint32_t spec = 0;
+    std::string label;
+    std::string text;
+    std::string method;                      ///< its `method=` selector
+    std::vector<std::string> close_matches;  ///< recorded methods spelled close to it, nearest first
+};
+
 struct param_report {
     std::string session;
     bool complete = true;
@@ -77,7 +93,31 @@ struct param_report {
     std::uint64_t method_calls = 0;                   ///< calls with a METHOD_CALL record
     std::vector<method_param_stats> methods;          ///< by total descending
     std::vector<param_apply_error_row> apply_errors;  ///< in file order
+    std::vector<param_unmatched_row> unmatched;       ///< by spec index
 };
+
+namespace detail {
+
+/// The value of item `key` ("method", "param") of a spec line, or "" when
+/// the line has none (items are `key=value` separated by ';').
+inline std::string spec_item(std::string_view line, std::string_view key) {
+    while (!line.empty()) {
+        const std::size_t end = std::min(line.find(';'), line.size());
+        std::string_view item = line.substr(0, end);
+        line.remove_prefix(end == line.size() ? end : end + 1);
+        const std::size_t eq = item.find('=');
+        if (eq == std::string_view::npos) continue;
+        auto trim = [](std::string_view s) {
+            while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+            while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+            return s;
+        };
+        if (trim(item.substr(0, eq)) == key) return std::string(trim(item.substr(eq + 1)));
+    }
+    return {};
+}
+
+}  // namespace detail
 
 /// Groups the method calls of `t` by parameter value; keeps the `top`
 /// values (by total time) of each (method, spec), all when 0.
@@ -169,6 +209,27 @@ inline param_report param_stats(const trace& t, std::size_t top = 10) {
         r.apply_errors.push_back(
             {site ? site->name : "site " + std::to_string(e.site_id), e.spec, t.param_label(e.spec), e.reason});
     }
+    std::vector<std::string> recorded_methods;
+    for (const auto& entry : by_site) {
+        if (const trace_site* site = t.find_site(entry.first)) recorded_methods.push_back(site->name);
+    }
+    for (const trace_param_spec& def : t.param_specs) {
+        if (detail::spec_item(def.text, "param").empty()) continue;  // timing or compile-time chains: no value to expect
+        const bool valued = std::any_of(by_site.begin(), by_site.end(),
+                                        [&](const auto& m) { return m.second.specs.count(def.index) != 0; });
+        const bool failed = std::any_of(t.apply_errors.begin(), t.apply_errors.end(),
+                                        [&](const trace_apply_error& e) { return e.spec == def.index; });
+        if (valued || failed) continue;
+        param_unmatched_row u;
+        u.spec = def.index;
+        u.label = t.param_label(def.index);
+        u.text = def.text;
+        u.method = detail::spec_item(def.text, "method");
+        u.close_matches = closest_spellings(u.method, recorded_methods, 3);
+        r.unmatched.push_back(std::move(u));
+    }
+    std::sort(r.unmatched.begin(), r.unmatched.end(),
+              [](const param_unmatched_row& a, const param_unmatched_row& b) { return a.spec < b.spec; });
     return r;
 }
 
@@ -218,6 +279,16 @@ inline std::string format_param_stats(const param_report& r) {
         out += "  " + printable(e.method) + ": spec " + std::to_string(e.spec) + " (" + printable(e.label) +
                "): " + printable(e.reason) + "\n";
     }
+    if (!r.unmatched.empty()) out += "\nspecs that matched no recorded method:\n";
+    for (const param_unmatched_row& u : r.unmatched) {
+        out += "  spec " + std::to_string(u.spec) + " (" + printable(u.label) + "): " + printable(u.text) + "\n";
+        if (u.close_matches.empty()) continue;
+        out += "    did you mean:";
+        for (std::size_t i = 0; i < u.close_matches.size(); ++i) {
+            out += (i ? ", " : " ") + printable(u.close_matches[i]);
+        }
+        out += "\n";
+    }
     return out;
 }
 
@@ -256,6 +327,18 @@ inline std::string param_stats_json(const param_report& r) {
         if (i) out += ',';
         out += "{\"method\":" + json::quote(e.method) + ",\"spec\":" + std::to_string(e.spec) +
                ",\"label\":" + json::quote(e.label) + ",\"reason\":" + json::quote(e.reason) + "}";
+    }
+    out += "],\"unmatched\":[";
+    for (std::size_t i = 0; i < r.unmatched.size(); ++i) {
+        const param_unmatched_row& u = r.unmatched[i];
+        if (i) out += ',';
+        out += "{\"spec\":" + std::to_string(u.spec) + ",\"label\":" + json::quote(u.label) +
+               ",\"text\":" + json::quote(u.text) + ",\"method\":" + json::quote(u.method) + ",\"close_matches\":[";
+        for (std::size_t k = 0; k < u.close_matches.size(); ++k) {
+            if (k) out += ',';
+            out += json::quote(u.close_matches[k]);
+        }
+        out += "]}";
     }
     out += "]}\n";
     return out;

@@ -190,7 +190,14 @@ public:
             wake_cv_.notify_one();
         }
         done_cv_.wait(lock, [&] { return s.phase == session_phase::stopped; });
-        return s.stats();
+        lock.unlock();
+        session_stats stats = s.stats();
+        if (s.param_log) {
+            if (const params_backend* b = g_params_backend.load(std::memory_order_acquire)) {
+                stats.unmatched_specs = b->unmatched(*s.param_log);
+            }
+        }
+        return stats;
     }
 
     /// Any thread. Replaces the thread filter of a running session; threads

@@ -44,6 +44,7 @@
 #include "loupe/base/fork_hooks.hpp"
 #include "loupe/base/process_singleton.hpp"
 #include "loupe/params/method_site.hpp"
+#include "loupe/text/close_matches.hpp"
 
 namespace loupe::detail {
 
@@ -71,6 +72,7 @@ public:
     const site_binding* bind(method_site& s, const type_desc* const* types, std::size_t type_count,
                              const std::type_info* receiver) noexcept {
         std::vector<std::pair<std::shared_ptr<session_param_log>, session_param_log::apply_error>> errors;
+        std::vector<std::pair<std::shared_ptr<session_param_log>, std::uint32_t>> matched;
         std::string site_error;  // reported outside our mutex (the error handler's lock ranks first)
         const site_binding* result = nullptr;
         {
@@ -80,7 +82,7 @@ public:
                 return static_cast<const site_binding*>(s.binding.load(std::memory_order_acquire));
             }
             try {
-                result = bind_locked(s, types, type_count, receiver, errors, site_error);
+                result = bind_locked(s, types, type_count, receiver, errors, matched, site_error);
             } catch (...) {
                 result = &empty_;
             }
@@ -94,7 +96,28 @@ public:
             } catch (...) {
             }
         }
+        for (auto& m : matched) m.first->mark_matched(m.second);
         return result;
+    }
+
+    /// Any thread: the specs of `log` that matched no site, each with the
+    /// bound sites whose signatures are spelled closest to its selector.
+    std::vector<unmatched_spec> unmatched(session_param_log& log) {
+        std::vector<unmatched_spec> out;
+        {
+            std::lock_guard<std::mutex> lock(log.mutex);
+            for (const auto& e : log.specs) {
+                if (!e.matched) out.push_back({e.text, e.method, {}});
+            }
+        }
+        if (out.empty()) return out;
+        std::vector<std::string> seen;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            for (const auto& site : sites_) seen.emplace_back(site.first->zone.name);
+        }
+        for (unmatched_spec& u : out) u.close_matches = closest_spellings(u.method, seen, 3);
+        return out;
     }
 
     /// Host thread, on a miss of the binding's receiver cache: which entries
@@ -140,6 +163,7 @@ private:
     const site_binding* bind_locked(method_site& s, const type_desc* const* types, std::size_t type_count,
                                     const std::type_info* receiver, std::vector<std::pair<std::shared_ptr<session_param_log>,
                                                           session_param_log::apply_error>>& errors,
+                                    std::vector<std::pair<std::shared_ptr<session_param_log>, std::uint32_t>>& matched,
                                     std::string& site_error) {
         site_info& info = register_locked(s, site_error);
         if (!info.valid) return &empty_;
@@ -152,6 +176,7 @@ private:
                 const bool matches = s.has_receiver ? method_part_matches(a.spec.method, info.sig)
                                                     : free_function_matches(a.spec.method, info.sig);
                 if (!matches) continue;
+                if (logs_[slot]) matched.push_back({logs_[slot], a.id});
                 auto fail = [&](std::string reason) {
                     binding_entry e = base_entry(s, *specs, a);
                     e.source = entry_source::failed;
@@ -353,7 +378,12 @@ inline std::uint64_t entries_for_receiver(const site_binding& b, const std::type
     return methods_registry().entries_for(b, receiver, declared);
 }
 
-inline constexpr params_backend method_params_backend{&compile_specs_for_runtime, &publish_specs_for_runtime};
+inline std::vector<unmatched_spec> unmatched_specs_for_runtime(session_param_log& log) {
+    return methods_registry().unmatched(log);
+}
+
+inline constexpr params_backend method_params_backend{&compile_specs_for_runtime, &publish_specs_for_runtime,
+                                                      &unmatched_specs_for_runtime};
 
 // Installed at static initialization by every translation unit that includes
 // this header (before main, so before any session with specs can start).

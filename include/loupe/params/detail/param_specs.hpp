@@ -73,7 +73,7 @@ inline std::shared_ptr<slot_specs> compile_param_specs(const std::string& sessio
                 throw error("session '" + session_name + "': params line " + std::to_string(a.spec.line) +
                             ": the session has had 65536 distinct specs; restart it to use more");
             }
-            log.specs.push_back({a.spec.text, a.spec.name});
+            log.specs.push_back({a.spec.text, a.spec.name, a.spec.method.text, false});
         }
         a.id = id;
     }
