@@ -11,6 +11,7 @@
 #include "loupe/base/error_handler.hpp"
 #include "loupe/core/filter.hpp"
 #include "loupe/core/session.hpp"
+#include "loupe/core/stop_on_signal.hpp"
 #include "loupe/core/session_config.hpp"
 #include "loupe/params/reflect.hpp"
 #include "loupe/params/specs.hpp"

@@ -315,20 +315,11 @@ public:
 
     /// At exit: stops every session (flushing its sinks) and joins the collector.
     void shutdown() noexcept {
-        std::vector<std::shared_ptr<session_state>> active;
         {
             std::lock_guard<std::mutex> lock(mutex_);
             if (shutting_down_) return;
-            for (auto& s : slots_) {
-                if (s) active.push_back(s);
-            }
         }
-        for (auto& s : active) {
-            try {
-                stop(*s);
-            } catch (...) {
-            }
-        }
+        stop_all();
         std::thread collector;
         {
             std::lock_guard<std::mutex> lock(mutex_);
@@ -338,6 +329,26 @@ public:
         }
         wake_cv_.notify_one();
         if (collector.joinable()) collector.join();
+    }
+
+    /// Any thread but the collector's: stops every running session (each
+    /// drained, written and closed, as by `stop`).
+    void stop_all() noexcept {
+        std::vector<std::shared_ptr<session_state>> active;
+        try {
+            std::lock_guard<std::mutex> lock(mutex_);
+            for (auto& s : slots_) {
+                if (s) active.push_back(s);
+            }
+        } catch (...) {  // out of memory: none stopped here (exit still stops them)
+            return;
+        }
+        for (auto& s : active) {
+            try {
+                stop(*s);
+            } catch (...) {
+            }
+        }
     }
 
     // ------------------------------------------------------------- fork
