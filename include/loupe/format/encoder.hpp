@@ -248,6 +248,9 @@ private:
         return id;
     }
 
+    // One SITE per (kind, name, file, line): the sites of one macro in a
+    // template's instantiations are one site in the trace (the first one's
+    // function names it), so every report groups them as one row.
     std::uint64_t site_id(const site* where) {
         if (where == last_site_) return last_site_id_;
         auto it = sites_.find(where);
@@ -255,11 +258,20 @@ private:
         if (it != sites_.end()) {
             id = it->second;
         } else {
-            id = sites_.size() + 1;
             const std::uint64_t name = string_id(where->name);
             const std::uint64_t file = string_id(where->file);
+            const site_key key{name, file, where->line, static_cast<std::uint8_t>(where->kind)};
+            const auto same = sites_by_key_.find(key);
+            if (same != sites_by_key_.end()) {
+                sites_.emplace(where, same->second);
+                last_site_ = where;
+                last_site_id_ = same->second;
+                return same->second;
+            }
+            id = ++site_count_;
             const std::uint64_t function = string_id(where->function);
             sites_.emplace(where, id);
+            sites_by_key_.emplace(key, id);
             close_batch();
             append_varint(scratch_, id);
             scratch_.push_back(static_cast<unsigned char>(file_site_kind(where->kind)));
@@ -420,7 +432,23 @@ private:
     std::uint64_t batch_thread_ = 0;      // 0: no EVENTS record open
     thread_entry* batch_entry_ = nullptr;
     std::unordered_map<std::string, std::uint64_t> strings_;
+    struct site_key {
+        std::uint64_t name, file;
+        std::uint32_t line;
+        std::uint8_t kind;
+        bool operator==(const site_key& o) const noexcept {
+            return name == o.name && file == o.file && line == o.line && kind == o.kind;
+        }
+    };
+    struct site_key_hash {
+        std::size_t operator()(const site_key& k) const noexcept {
+            return static_cast<std::size_t>((k.name * 0x9E3779B97F4A7C15ull) ^ (k.file << 20) ^
+                                            (std::uint64_t{k.line} << 4) ^ k.kind);
+        }
+    };
     std::unordered_map<const site*, std::uint64_t> sites_;
+    std::unordered_map<site_key, std::uint64_t, site_key_hash> sites_by_key_;
+    std::uint64_t site_count_ = 0;
     std::unordered_map<std::uint64_t, thread_entry> threads_;
     std::unordered_set<std::uint64_t> resources_;
     std::unordered_map<std::uint32_t, std::pair<std::string, std::string>> specs_;  // index -> (text, name) written
