@@ -159,6 +159,59 @@ TEST(StopOnSignalForkedChild, TheProgramsOwnHandlerRunsAfterTheSessionsStopped) 
     EXPECT_TRUE(loupe::read_trace_file(k.native).complete);
 }
 
+// Without stop_sessions_on_signal, a process killed outright (SIGKILL) still
+// leaves a Perfetto file that opens: the sink rewrites it while the session
+// runs, and each write replaces the file at once.
+std::size_t slices_in(const std::string& pftrace) {
+    const loupe_test::perfetto::model m = loupe_test::perfetto::replay(contents(pftrace));
+    if (!m.ok) return 0;
+    std::size_t slices = 0;
+    for (const auto& thread : m.threads) slices += thread.second.slices.size();
+    return slices;
+}
+
+TEST(StopOnSignalForkedChild, AKilledProcessLeavesAViewerFileUpToItsLastWrite) {
+    const std::string pftrace = loupe_test::temp_trace_path("killed_viewer") + ".pftrace";
+    int ready[2];
+    ASSERT_EQ(::pipe(ready), 0);
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        ::close(ready[0]);
+        try {
+            loupe::session_config cfg;
+            cfg.name = "killed-outright";
+            cfg.sinks = {std::make_shared<loupe::sinks::perfetto_sink>(pftrace)};
+            auto session = loupe::start_session(cfg);
+            bool told = false;
+            const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+            while (std::chrono::steady_clock::now() < give_up) {
+                {
+                    LOUPE_ZONE("signal.work");
+                }
+                if (!told && slices_in(pftrace) >= 100) {  // written while the session runs
+                    told = ::write(ready[1], "r", 1) == 1;
+                }
+                const timespec pause{0, 1000000};
+                ::nanosleep(&pause, nullptr);
+            }
+            ::_exit(4);  // never written, or never killed
+        } catch (...) {
+            ::_exit(3);
+        }
+    }
+    ::close(ready[1]);
+    char byte = 0;
+    const bool written = ::read(ready[0], &byte, 1) == 1;
+    ::close(ready[0]);
+    if (written) ::kill(pid, SIGKILL);
+    const child_exit result = await(pid);
+    EXPECT_TRUE(written) << "the file was not written while the session ran (child exit " << result.code << ")";
+    EXPECT_EQ(result.signal, written ? SIGKILL : 0);
+    EXPECT_GE(slices_in(pftrace), 100u);
+    std::remove(pftrace.c_str());
+}
+
 TEST(StopOnSignal, ASignalThatCannotBeCaughtIsRefusedByName) {
     try {
         loupe::stop_sessions_on_signal({SIGKILL});

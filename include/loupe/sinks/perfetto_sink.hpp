@@ -12,12 +12,15 @@ namespace loupe::sinks {
 
 /// Writes one session to `path` in Perfetto's protobuf trace format.
 ///
-/// The constructor creates (or truncates) the file, so a bad path throws
-/// loupe::error naming it before the session starts. While the session runs
-/// the sink holds it in memory in the compact .loupe encoding (about 4–6
-/// bytes per event); when the session stops it converts and writes the file
-/// on the collector thread: `session::stop()` returns once the file is
-/// written (about 0.15–0.3 s per million events); other threads never wait. The
+/// The file is opened when the session starts (a bad path makes
+/// start_session throw loupe::error naming it; a session that does not
+/// start leaves no file). While the session runs the sink holds it in memory
+/// in the compact .loupe encoding (about 4–6 bytes per event) and rewrites
+/// the file as it grows (detail/converting_sink.hpp: a process that dies
+/// leaves the session up to the last write); when the session stops it
+/// converts and writes the file on the collector thread: `session::stop()`
+/// returns once the file is written (about 0.15–0.3 s per million events);
+/// other threads never wait. The
 /// buffer is bounded by `max_buffer_bytes` (default 512 MiB, about 100 M
 /// events): past it the sink fails, loupe reports it once and counts the
 /// records it no longer takes, and the file holds the session up to there.

@@ -40,19 +40,7 @@ public:
     /// Throws loupe::error naming the path and the OS reason when it cannot.
     void claim() {
         std::lock_guard<std::mutex> lock(mutex_);
-        if (claims_ > 0) {  // open already (or closed by a session that ended: it stays so)
-            ++claims_;
-            return;
-        }
-        int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-        const bool created = fd >= 0;
-        if (fd < 0 && errno == EEXIST) fd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
-        if (fd < 0) throw error("cannot open '" + path_ + "' for writing: " + std::strerror(errno));
-        struct stat st {};
-        fd_ = fd;
-        created_ = created;
-        truncate_ = !created && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);  // not a device (/dev/full)
-        ++claims_;
+        claim_locked();
     }
 
     /// Gives back a claim whose session did not start. The last one (no
@@ -76,11 +64,9 @@ public:
     /// written so far and the OS reason (disk full, I/O error).
     void append(const void* data, std::size_t size) {
         if (fd_ < 0) {
-            {
-                std::lock_guard<std::mutex> lock(mutex_);
-                if (claims_ != 0) return;  // closed by the session that ended
-            }
-            claim();
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (claims_ != 0) return;  // closed by the session that ended
+            claim_locked();
         }
         if (truncate_) {
             if (::ftruncate(fd_, 0) != 0) {
@@ -105,6 +91,43 @@ public:
     /// Bytes appended so far.
     std::uint64_t written() const noexcept { return written_; }
 
+    /// Replaces the file's contents with `size` bytes at once: they are
+    /// written to a temporary file beside it (PATH.PID.tmp), which is then
+    /// renamed over it, so a reader, or a process killed meanwhile, finds the
+    /// old contents or the new, never a part. A file never claimed is
+    /// claimed now. Throws loupe::error naming the path and the OS reason.
+    void replace_contents(const void* data, std::size_t size) {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (claims_ == 0) claim_locked();
+        }
+        const std::string temporary = path_ + "." + std::to_string(::getpid()) + ".tmp";
+        const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0) throw error("cannot write '" + temporary + "': " + std::strerror(errno));
+        const auto* p = static_cast<const unsigned char*>(data);
+        std::size_t left = size;
+        while (left > 0) {
+            const ssize_t n = ::write(fd, p, left);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) {
+                const int err = n < 0 ? errno : EIO;
+                ::close(fd);
+                ::unlink(temporary.c_str());
+                throw error("'" + temporary + "': write failed after " + std::to_string(size - left) +
+                            " bytes: " + std::strerror(err));
+            }
+            p += n;
+            left -= static_cast<std::size_t>(n);
+        }
+        if (::close(fd) != 0 || ::rename(temporary.c_str(), path_.c_str()) != 0) {
+            const int err = errno;
+            ::unlink(temporary.c_str());
+            throw error("cannot replace '" + path_ + "': " + std::strerror(err));
+        }
+        written_ = size;
+        truncate_ = false;
+    }
+
     /// Closes the descriptor. Idempotent.
     void close() noexcept {
         if (fd_ >= 0) ::close(fd_);
@@ -114,6 +137,22 @@ public:
     const std::string& path() const noexcept { return path_; }
 
 private:
+    void claim_locked() {
+        if (claims_ > 0) {  // open already (or closed by a session that ended: it stays so)
+            ++claims_;
+            return;
+        }
+        int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        const bool created = fd >= 0;
+        if (fd < 0 && errno == EEXIST) fd = ::open(path_.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0) throw error("cannot open '" + path_ + "' for writing: " + std::strerror(errno));
+        struct stat st {};
+        fd_ = fd;
+        created_ = created;
+        truncate_ = !created && ::fstat(fd, &st) == 0 && S_ISREG(st.st_mode);  // not a device (/dev/full)
+        ++claims_;
+    }
+
     std::string path_;
     std::mutex mutex_;
     int claims_ = 0;

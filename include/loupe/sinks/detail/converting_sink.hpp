@@ -1,11 +1,20 @@
 // The body of the viewer-format sinks (sinks/perfetto_sink.hpp,
 // sinks/chrome_json_sink.hpp): keeps the session in memory in the compact
-// .loupe encoding (about 4–6 bytes per event, plus context changes) and, when
-// the session ends, converts it with the given converter and writes the file.
+// .loupe encoding (about 4–6 bytes per event, plus context changes) and
+// converts it with the given converter into the file: when the session ends,
+// and while it runs, so that a process that dies leaves a file that opens.
 // Viewer formats need a whole thread's events to nest slices, and the .loupe
 // encoding is the smallest way to hold them until then.
+//
+// While the session runs, the collector's flush (about once a second)
+// rewrites the file once the session has grown by half since the last
+// write, or, while it is small (up to 4 MiB encoded, about 1 M events),
+// when 10 s have passed: conversion work stays within a few times the final
+// conversion's, and a process killed meanwhile leaves the session up to
+// the last write. Each write replaces the file at once (claimed_file.hpp).
 #pragma once
 
+#include <chrono>
 #include <cstdio>
 #include <functional>
 #include <string>
@@ -51,7 +60,17 @@ public:
         }
         encoder_.encode(r);
     }
-    void flush() override { encoder_.close_batch(); }
+    void flush() override {
+        encoder_.close_batch();
+        const std::size_t size = encoder_.bytes().size();
+        if (!encoder_.begun() || size == written_size_) return;
+        const auto now = std::chrono::steady_clock::now();
+        const bool grown = size >= written_size_ + written_size_ / 2;
+        const bool small_and_due = size <= small_session_bytes && now - written_at_ >= small_session_interval;
+        if (!grown && !small_and_due) return;
+        write_file();
+        written_at_ = now;
+    }
 
     /// Converts what the session recorded and writes the file. A session that
     /// did not end (stopped by process exit) is converted as far as it got.
@@ -61,30 +80,46 @@ public:
         closed_ = true;
         encoder_.close_batch();
         if (!encoder_.begun() && !file_.is_open()) return;  // never used: no file made
-        std::vector<unsigned char> bytes = std::move(encoder_.bytes());
-        std::string out;
-        if (encoder_.begun()) {  // else no session wrote here: an empty file
-            decode_options options;
-            options.accept_truncated = true;
-            convert_(bytes.data(), bytes.size(), options, out);
-        }
-        bytes = {};
         try {
-            file_.append(out.data(), out.size());
+            // Unless the last flush wrote all of it already.
+            if (!encoder_.begun() || encoder_.bytes().size() != written_size_) write_file();
         } catch (...) {
-            file_.close();
+            release();
             throw;
         }
-        file_.close();
+        release();
     }
 
     const std::string& path() const noexcept { return file_.path(); }
 
 private:
+    static constexpr std::size_t small_session_bytes = std::size_t{4} << 20;
+    static constexpr std::chrono::seconds small_session_interval{10};
+
+    // Converts what the session recorded so far (as far as it got: a
+    // session still running has no END yet) and replaces the file with it.
+    void write_file() {
+        std::string out;
+        if (encoder_.begun()) {  // else no session wrote here: an empty file
+            decode_options options;
+            options.accept_truncated = true;
+            convert_(encoder_.bytes().data(), encoder_.bytes().size(), options, out);
+        }
+        file_.replace_contents(out.data(), out.size());
+        written_size_ = encoder_.bytes().size();
+    }
+
+    void release() noexcept {
+        file_.close();
+        encoder_.bytes() = {};
+    }
+
     claimed_file file_;
     converter convert_;
     std::size_t max_buffer_bytes_;
     trace_encoder encoder_;
+    std::size_t written_size_ = 0;  ///< encoded bytes the file holds
+    std::chrono::steady_clock::time_point written_at_ = std::chrono::steady_clock::now();
     bool closed_ = false;
 };
 
