@@ -2,6 +2,8 @@
 // and recorded, each next to the floor it should be compared with.
 #include <benchmark/benchmark.h>
 
+#include <string>
+
 #include "bench_support.hpp"
 
 namespace {
@@ -50,6 +52,28 @@ void BM_Zone_Recorded(benchmark::State& state) {
 }
 BENCHMARK(BM_Zone_Recorded);
 BENCHMARK(BM_Zone_Recorded)->Threads(2);
+
+// A zone named at run time, by a name already interned (the usual case: an
+// endpoint's name repeats): the pair with BM_Zone_Recorded.
+void BM_Zone_Named_Recorded(benchmark::State& state) {
+    loupe_bench::discarding_session session(state);
+    const std::string endpoint = "GET /orders/{id}";
+    for (auto _ : state) {
+        LOUPE_ZONE_NAMED(endpoint);
+        benchmark::ClobberMemory();
+    }
+}
+BENCHMARK(BM_Zone_Named_Recorded);
+BENCHMARK(BM_Zone_Named_Recorded)->Threads(2);
+
+void BM_Zone_Named_Idle(benchmark::State& state) {
+    const std::string endpoint = "GET /orders/{id}";
+    for (auto _ : state) {
+        LOUPE_ZONE_NAMED(endpoint);
+        benchmark::ClobberMemory();
+    }
+}
+BENCHMARK(BM_Zone_Named_Idle);
 
 void BM_Instant_Recorded(benchmark::State& state) {
     loupe_bench::discarding_session session(state);

@@ -43,10 +43,22 @@
     LOUPE_DETAIL_SITE(LOUPE_DETAIL_CAT(id, _site), name, zone);        \
     ::loupe::zone_scope LOUPE_DETAIL_CAT(id, _scope) { LOUPE_DETAIL_CAT(id, _site) }
 
+#define LOUPE_DETAIL_NAMED_ZONE(id, name)                                                            \
+    LOUPE_DETAIL_SITE(LOUPE_DETAIL_CAT(id, _site), "(more zone names than loupe keeps)", zone);       \
+    ::loupe::zone_scope LOUPE_DETAIL_CAT(id, _scope) { LOUPE_DETAIL_CAT(id, _site), ::std::string_view(name) }
+
 #if LOUPE_ENABLED
 
 /// Records the enclosing block as a zone named `name` (a string literal).
 #    define LOUPE_ZONE(name) LOUPE_DETAIL_ZONE(LOUPE_DETAIL_CAT(loupe_zone_, __COUNTER__), name)
+
+/// Records the enclosing block as a zone named at run time: `name` is a
+/// std::string_view, std::string or C string (read once, when the zone
+/// begins; not evaluated when LOUPE_ENABLED=0). Each distinct name at a call
+/// site is its own site in traces (interned when first recorded; a repeated
+/// name costs a lookup). Past loupe's limit of distinct names, the zone is
+/// named "(more zone names than loupe keeps)".
+#    define LOUPE_ZONE_NAMED(name) LOUPE_DETAIL_NAMED_ZONE(LOUPE_DETAIL_CAT(loupe_zone_, __COUNTER__), name)
 
 /// Records the enclosing function as a zone named after it.
 #    define LOUPE_FUNCTION() LOUPE_DETAIL_ZONE(LOUPE_DETAIL_CAT(loupe_zone_, __COUNTER__), __func__)
@@ -95,6 +107,7 @@
 #else
 
 #    define LOUPE_ZONE(name) static_cast<void>(0)
+#    define LOUPE_ZONE_NAMED(name) static_cast<void>(0)
 #    define LOUPE_FUNCTION() static_cast<void>(0)
 #    define LOUPE_INSTANT(name) static_cast<void>(0)
 #    define LOUPE_COUNTER(name, value) static_cast<void>(0)

@@ -144,6 +144,9 @@ void await_child(pid_t pid, std::chrono::steady_clock::time_point deadline, chil
         {
             LOUPE_ZONE("fork_safety.child");
         }
+        {
+            LOUPE_ZONE_NAMED(std::string("fork_safety.named"));  // the zone-name interner's lock
+        }
         forkshop::Crate crate;
         crate.weight = 7;
         forkshop::Cart().add(crate, 1);
@@ -152,9 +155,10 @@ void await_child(pid_t pid, std::chrono::steady_clock::time_point deadline, chil
         if (high >= 0) loupe::io::close(high);
         if (low >= 0) loupe::io::close(low);
         session.stop();
-        bool zone = false, read = false, call = false;
+        bool zone = false, read = false, call = false, named = false;
         for (const auto& e : mem->events()) {
             zone = zone || (e.kind == loupe::record_kind::zone && e.name == "fork_safety.child");
+            named = named || (e.kind == loupe::record_kind::zone && e.name == "fork_safety.named");
             read = read || (e.kind == loupe::record_kind::io && e.io.op == loupe::io::op::read);
             call = call || (e.has_method && e.name == forkshop::add_signature && e.params.size() == 1 &&
                             loupe::format_value(e.params[0]) == "7");
@@ -163,6 +167,7 @@ void await_child(pid_t pid, std::chrono::steady_clock::time_point deadline, chil
         else if (!zone) code = 3;
         else if (!read) code = 4;
         else if (!call) code = 6;
+        else if (!named) code = 7;
     } catch (...) {
         code = 5;
     }
@@ -210,9 +215,11 @@ child_results fork_while(ChurnStep churn_step) {
 
 // The registry's mutex: threads that attach and release metric blocks (short
 // threads that add to a push metric), that define metrics, and that start and
-// stop sessions recording metrics (their baselines and totals).
+// stop sessions recording metrics (their baselines and totals) and zones with
+// new run-time names (the zone-name interner's lock).
 TEST(ForkSafety, ChildrenForkedWhileThreadsUseTheMetricRegistryFinish) {
     const loupe::metric_id items = loupe::metric("fork_safety.items");
+    std::atomic<int> named_zones{0};
     const child_results r = fork_while([&](int index) {
         if (index == 0) {  // attach a block, exit (the block is released)
             std::thread([&] { loupe::metric_add(items, 1); }).join();
@@ -230,6 +237,9 @@ TEST(ForkSafety, ChildrenForkedWhileThreadsUseTheMetricRegistryFinish) {
             {
                 LOUPE_ZONE("fork_safety.churn");
                 loupe::metric_add(items, 1);
+            }
+            for (int k = 0; k < 8; ++k) {  // new names take the interner's lock
+                LOUPE_ZONE_NAMED("fork_safety.churn " + std::to_string(index) + "." + std::to_string(++named_zones));
             }
             session.stop();
         }

@@ -42,6 +42,9 @@ enum class fork_rank : unsigned {
     /// beyond the direct array). An allocation under it may attach a metric
     /// block.
     io_registry,
+    /// core: the sites of zones named at run time (core/detail/site_interner.hpp).
+    /// Nothing nests inside it but allocation.
+    zone_names,
     /// params: the method registry (which specs apply to which site). Binding
     /// a site takes the three below under it; session start and stop take
     /// it under the runtime's mutex.

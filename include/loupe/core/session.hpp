@@ -18,6 +18,7 @@
 #include <utility>
 
 #include "loupe/core/detail/runtime.hpp"
+#include "loupe/core/detail/site_interner.hpp"
 #include "loupe/base/error.hpp"
 #include "loupe/core/session_config.hpp"
 

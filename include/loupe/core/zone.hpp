@@ -15,13 +15,25 @@
 // by LOUPE_ENABLED=0 and their arguments are always evaluated.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
 
 #include "loupe/base/site.hpp"
 #include "loupe/core/recorder.hpp"
 
 namespace loupe {
+
+namespace detail {
+/// Interns a zone name given at run time: the site named `name` at the call
+/// site `where` (the same site for the same name there, never freed), or
+/// `where` itself when loupe keeps no more names. Installed by
+/// core/detail/site_interner.hpp (with <loupe/session.hpp>: where a session
+/// exists, so does the interner). Slow path: a lock and a hash lookup.
+using site_interner_fn = const site* (*)(const site& where, std::string_view name) noexcept;
+LOUPE_API inline std::atomic<site_interner_fn> g_site_interner{nullptr};
+}  // namespace detail
 
 
 /// RAII zone: records [construction, destruction) on the calling thread for
@@ -48,6 +60,16 @@ public:
             }
         }
     }
+    /// A zone named at run time (LOUPE_ZONE_NAMED): recorded as the site
+    /// named `name` at the call site `where` (interned: one site per name
+    /// and call site; the interning happens only when the zone is recorded).
+    /// `name` is read during the constructor only. Past loupe's limit of
+    /// distinct names (core/detail/site_interner.hpp) the zone keeps
+    /// `where`'s own name. Cost when nothing records: as above; when
+    /// recording: a lock and a hash lookup more.
+    LOUPE_ALWAYS_INLINE zone_scope(const site& where, std::string_view name) noexcept : where_(&where) {
+        if (LOUPE_UNLIKELY(detail::armed() & kinds::zones)) enter_named(name);
+    }
     LOUPE_ALWAYS_INLINE ~zone_scope() {
         if (LOUPE_UNLIKELY(sessions_ != 0)) detail::end_zone(where_, t0_, sessions_, plan_);
     }
@@ -61,6 +83,17 @@ public:
     bool recording() const noexcept { return sessions_ != 0; }
 
 private:
+    LOUPE_NOINLINE void enter_named(std::string_view name) noexcept {
+        sessions_ = detail::sessions_for(site_kind::zone);
+        if (sessions_ == 0) return;
+        if (const detail::site_interner_fn intern = detail::g_site_interner.load(std::memory_order_acquire)) {
+            where_ = intern(*where_, name);
+        }
+        t0_ = detail::read_ticks();
+        plan_ = detail::t_state.plan;
+        if (LOUPE_UNLIKELY(plan_ != nullptr)) plan_ = detail::enter_zone_metrics(plan_);
+    }
+
     const site* where_;
     std::uint64_t sessions_ = 0;
     std::uint64_t t0_ = 0;
