@@ -1,12 +1,16 @@
-// loupe_bench_throughput [threads] [events-per-thread] [drop|block] [file]
+// loupe_bench_throughput [--busy N] [--sink file|null] [threads] [events-per-thread] [drop|block] [file]
 //
-// Records zones as fast as possible from N threads into a file sink and
-// prints what was produced, written and dropped, the rate, and the file's
-// bytes per event. Checks the accounting identity produced = written + dropped
-// and exits 1 if it does not hold.
+// Records zones as fast as possible from N threads into a file sink (or the
+// null sink) and prints what was produced, written and dropped, the rate,
+// the file's bytes per event, and the collector's own CPU time per event
+// (its thread's time on CPU, from /proc/self/task/TID/schedstat, Linux).
+// `--busy N` starts N threads that spin for the whole run: the collector
+// then competes for the CPUs as on a busy server. Checks the accounting
+// identity produced = written + dropped and exits 1 if it does not hold.
 #include <loupe/loupe.hpp>
 #include <loupe/session.hpp>
 
+#include <dirent.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -21,6 +25,8 @@
 namespace {
 
 struct options {
+    unsigned busy = 0;
+    bool null_sink = false;
     unsigned threads = 2;
     unsigned long long events_per_thread = 1000000;
     loupe::overflow_policy policy = loupe::overflow_policy::drop;
@@ -47,20 +53,62 @@ unsigned long long parse_count(const char* text, const char* what) {
 
 options parse(int argc, char** argv) {
     options o;
-    if (argc > 1) o.threads = static_cast<unsigned>(parse_count(argv[1], "threads"));
-    if (argc > 2) o.events_per_thread = parse_count(argv[2], "events-per-thread");
-    if (argc > 3) {
-        if (std::strcmp(argv[3], "drop") == 0) {
-            o.policy = loupe::overflow_policy::drop;
-        } else if (std::strcmp(argv[3], "block") == 0) {
-            o.policy = loupe::overflow_policy::block;
+    std::vector<const char*> positional;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--busy") == 0) {
+            if (i + 1 == argc) usage("--busy needs a number of threads");
+            const char* n = argv[++i];
+            o.busy = std::strcmp(n, "0") == 0 ? 0 : static_cast<unsigned>(parse_count(n, "--busy"));
+        } else if (std::strcmp(argv[i], "--sink") == 0) {
+            if (i + 1 == argc) usage("--sink needs file or null");
+            const char* k = argv[++i];
+            if (std::strcmp(k, "null") == 0) {
+                o.null_sink = true;
+            } else if (std::strcmp(k, "file") != 0) {
+                usage((std::string("--sink '") + k + "': expected file or null").c_str());
+            }
         } else {
-            usage((std::string("policy '") + argv[3] + "': expected drop or block").c_str());
+            positional.push_back(argv[i]);
         }
     }
-    if (argc > 4) o.path = argv[4];
-    if (argc > 5) usage("too many arguments");
+    if (positional.size() > 0) o.threads = static_cast<unsigned>(parse_count(positional[0], "threads"));
+    if (positional.size() > 1) o.events_per_thread = parse_count(positional[1], "events-per-thread");
+    if (positional.size() > 2) {
+        if (std::strcmp(positional[2], "drop") == 0) {
+            o.policy = loupe::overflow_policy::drop;
+        } else if (std::strcmp(positional[2], "block") == 0) {
+            o.policy = loupe::overflow_policy::block;
+        } else {
+            usage((std::string("policy '") + positional[2] + "': expected drop or block").c_str());
+        }
+    }
+    if (positional.size() > 3) o.path = positional[3];
+    if (positional.size() > 4) usage("too many arguments");
     return o;
+}
+
+// The collector thread's time on CPU so far, in ns (0 when there is no
+// collector or no /proc): the first field of its schedstat.
+unsigned long long collector_cpu_ns() {
+    DIR* tasks = ::opendir("/proc/self/task");
+    if (tasks == nullptr) return 0;
+    unsigned long long ns = 0;
+    while (const dirent* e = ::readdir(tasks)) {
+        if (e->d_name[0] == '.') continue;
+        const std::string dir = std::string("/proc/self/task/") + e->d_name;
+        char comm[32] = {};
+        if (std::FILE* f = std::fopen((dir + "/comm").c_str(), "r")) {
+            if (std::fgets(comm, sizeof comm, f) == nullptr) comm[0] = '\0';
+            std::fclose(f);
+        }
+        if (std::strncmp(comm, "loupe-collector", 15) != 0) continue;
+        if (std::FILE* f = std::fopen((dir + "/schedstat").c_str(), "r")) {
+            if (std::fscanf(f, "%llu", &ns) != 1) ns = 0;
+            std::fclose(f);
+        }
+    }
+    ::closedir(tasks);
+    return ns;
 }
 
 void produce(unsigned long long n) {
@@ -77,13 +125,29 @@ int main(int argc, char** argv) {
     cfg.name = "throughput";
     cfg.kinds = loupe::kinds::zones;
     cfg.overflow = o.policy;
-    try {
+    if (o.null_sink) {
+        cfg.sinks = {std::make_shared<loupe::sinks::null_sink>()};
+    } else {
         cfg.sinks = {std::make_shared<loupe::sinks::file_sink>(o.path)};
+    }
+    std::atomic<bool> spinning{true};
+    std::vector<std::thread> busy;
+    for (unsigned b = 0; b < o.busy; ++b) {
+        busy.emplace_back([&spinning] {
+            volatile unsigned long long x = 0;
+            while (spinning.load(std::memory_order_relaxed)) x = x + 1;
+        });
+    }
+    loupe::session session;
+    try {
+        session = loupe::start_session(cfg);
     } catch (const loupe::error& e) {
         std::fprintf(stderr, "loupe_bench_throughput: %s\n", e.what());
+        spinning = false;
+        for (auto& b : busy) b.join();
         return 1;
     }
-    loupe::session session = loupe::start_session(cfg);
+    const unsigned long long collector_before = collector_cpu_ns();
 
     const auto begin = std::chrono::steady_clock::now();
     std::vector<std::thread> workers;
@@ -91,22 +155,31 @@ int main(int argc, char** argv) {
     for (auto& w : workers) w.join();
     const loupe::session_stats stats = session.stop();  // includes draining and writing
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    const unsigned long long collector_ns = collector_cpu_ns() - collector_before;
+    spinning = false;
+    for (auto& b : busy) b.join();
 
     struct stat st {};
     ::stat(o.path.c_str(), &st);
     const unsigned long long produced = o.events_per_thread * o.threads;
     const bool identity = produced == stats.delivered + stats.dropped;
     std::printf("threads          %u\n", o.threads);
+    std::printf("busy threads     %u\n", o.busy);
+    std::printf("sink             %s\n", o.null_sink ? "null" : "file");
     std::printf("policy           %s\n", o.policy == loupe::overflow_policy::block ? "block" : "drop");
     std::printf("produced         %llu\n", produced);
     std::printf("written          %llu\n", static_cast<unsigned long long>(stats.delivered));
-    std::printf("dropped          %llu\n", static_cast<unsigned long long>(stats.dropped));
+    std::printf("dropped          %llu (%.1f %%)\n", static_cast<unsigned long long>(stats.dropped),
+                100.0 * static_cast<double>(stats.dropped) / static_cast<double>(produced));
     std::printf("identity         %s (produced = written + dropped)\n", identity ? "holds" : "BROKEN");
     std::printf("seconds          %.3f\n", seconds);
     std::printf("events/s         %.2f M\n", static_cast<double>(produced) / seconds / 1e6);
     std::printf("file bytes       %lld\n", static_cast<long long>(st.st_size));
     std::printf("bytes/event      %.2f\n",
                 stats.delivered ? static_cast<double>(st.st_size) / static_cast<double>(stats.delivered) : 0.0);
+    std::printf("collector cpu    %.1f ns/event written (%.3f s on CPU)\n",
+                stats.delivered ? static_cast<double>(collector_ns) / static_cast<double>(stats.delivered) : 0.0,
+                static_cast<double>(collector_ns) / 1e9);
     std::printf("sink failures    %llu\n", static_cast<unsigned long long>(stats.sink_failures));
     return identity && stats.sink_failures == 0 ? 0 : 1;
 }
