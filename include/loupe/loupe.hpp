@@ -45,7 +45,7 @@
 
 #define LOUPE_DETAIL_NAMED_ZONE(id, name)                                                            \
     LOUPE_DETAIL_SITE(LOUPE_DETAIL_CAT(id, _site), "(more zone names than loupe keeps)", zone);       \
-    ::loupe::zone_scope LOUPE_DETAIL_CAT(id, _scope) { LOUPE_DETAIL_CAT(id, _site), ::std::string_view(name) }
+    ::loupe::zone_scope LOUPE_DETAIL_CAT(id, _scope) { LOUPE_DETAIL_CAT(id, _site), name }
 
 #if LOUPE_ENABLED
 

@@ -61,14 +61,17 @@ public:
         }
     }
     /// A zone named at run time (LOUPE_ZONE_NAMED): recorded as the site
-    /// named `name` at the call site `where` (interned: one site per name
-    /// and call site; the interning happens only when the zone is recorded).
-    /// `name` is read during the constructor only. Past loupe's limit of
-    /// distinct names (core/detail/site_interner.hpp) the zone keeps
-    /// `where`'s own name. Cost when nothing records: as above; when
-    /// recording: a lock and a hash lookup more.
-    LOUPE_ALWAYS_INLINE zone_scope(const site& where, std::string_view name) noexcept : where_(&where) {
-        if (LOUPE_UNLIKELY(detail::armed() & kinds::zones)) enter_named(name);
+    /// named `name` (anything a std::string_view is made from: std::string,
+    /// string_view, a C string) at the call site `where` (interned: one site
+    /// per name and call site; the interning happens only when the zone is
+    /// recorded). `name` is read during the constructor only, and not at all
+    /// when nothing records. Past loupe's limit of distinct names
+    /// (core/detail/site_interner.hpp) the zone keeps `where`'s own name.
+    /// Cost when nothing records: as above; when recording: the name
+    /// compared with the thread's last one, or a lock and a hash lookup.
+    template <class Name>
+    LOUPE_ALWAYS_INLINE zone_scope(const site& where, const Name& name) noexcept : where_(&where) {
+        if (LOUPE_UNLIKELY(detail::armed() & kinds::zones)) enter_named(std::string_view(name));
     }
     LOUPE_ALWAYS_INLINE ~zone_scope() {
         if (LOUPE_UNLIKELY(sessions_ != 0)) detail::end_zone(where_, t0_, sessions_, plan_);
