@@ -53,11 +53,7 @@ public:
     LOUPE_ALWAYS_INLINE explicit zone_scope(const site& where) noexcept : where_(&where) {
         if (LOUPE_UNLIKELY(detail::armed() & kinds::zones)) {
             sessions_ = detail::sessions_for(site_kind::zone);
-            if (sessions_ != 0) {
-                t0_ = detail::read_ticks();
-                plan_ = detail::t_state.plan;
-                if (LOUPE_UNLIKELY(plan_ != nullptr)) plan_ = detail::enter_zone_metrics(plan_);
-            }
+            if (sessions_ != 0) begin_recording();
         }
     }
     /// A zone named at run time (LOUPE_ZONE_NAMED): recorded as the site
@@ -86,15 +82,21 @@ public:
     bool recording() const noexcept { return sessions_ != 0; }
 
 private:
+    // The entry time, and the metrics' entry values when a session records
+    // metrics: after sessions_ was found non-zero.
+    LOUPE_ALWAYS_INLINE void begin_recording() noexcept {
+        t0_ = detail::read_ticks();
+        plan_ = detail::t_state.plan;
+        if (LOUPE_UNLIKELY(plan_ != nullptr)) plan_ = detail::enter_zone_metrics(plan_);
+    }
+
     LOUPE_NOINLINE void enter_named(std::string_view name) noexcept {
         sessions_ = detail::sessions_for(site_kind::zone);
         if (sessions_ == 0) return;
         if (const detail::site_interner_fn intern = detail::g_site_interner.load(std::memory_order_acquire)) {
             where_ = intern(*where_, name);
         }
-        t0_ = detail::read_ticks();
-        plan_ = detail::t_state.plan;
-        if (LOUPE_UNLIKELY(plan_ != nullptr)) plan_ = detail::enter_zone_metrics(plan_);
+        begin_recording();
     }
 
     const site* where_;

@@ -74,17 +74,9 @@ public:
             }
             truncate_ = false;
         }
-        const auto* p = static_cast<const unsigned char*>(data);
-        while (size > 0) {
-            const ssize_t n = ::write(fd_, p, size);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) {
-                throw error("'" + path_ + "': write failed after " + std::to_string(written_) +
-                            " bytes: " + std::strerror(n < 0 ? errno : EIO));
-            }
-            p += n;
-            size -= static_cast<std::size_t>(n);
-            written_ += static_cast<std::uint64_t>(n);
+        const int err = write_all(fd_, data, size, written_);
+        if (err != 0) {
+            throw error("'" + path_ + "': write failed after " + std::to_string(written_) + " bytes: " + std::strerror(err));
         }
     }
 
@@ -104,20 +96,11 @@ public:
         const std::string temporary = path_ + "." + std::to_string(::getpid()) + ".tmp";
         const int fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0) throw error("cannot write '" + temporary + "': " + std::strerror(errno));
-        const auto* p = static_cast<const unsigned char*>(data);
-        std::size_t left = size;
-        while (left > 0) {
-            const ssize_t n = ::write(fd, p, left);
-            if (n < 0 && errno == EINTR) continue;
-            if (n <= 0) {
-                const int err = n < 0 ? errno : EIO;
-                ::close(fd);
-                ::unlink(temporary.c_str());
-                throw error("'" + temporary + "': write failed after " + std::to_string(size - left) +
-                            " bytes: " + std::strerror(err));
-            }
-            p += n;
-            left -= static_cast<std::size_t>(n);
+        std::uint64_t done = 0;
+        if (const int err = write_all(fd, data, size, done)) {
+            ::close(fd);
+            ::unlink(temporary.c_str());
+            throw error("'" + temporary + "': write failed after " + std::to_string(done) + " bytes: " + std::strerror(err));
         }
         if (::close(fd) != 0 || ::rename(temporary.c_str(), path_.c_str()) != 0) {
             const int err = errno;
@@ -137,6 +120,22 @@ public:
     const std::string& path() const noexcept { return path_; }
 
 private:
+    // Writes all `size` bytes to `fd` (retrying on EINTR), adding what it
+    // wrote to `done`. Returns 0, or the errno of the failure (EIO for a
+    // write that wrote nothing).
+    static int write_all(int fd, const void* data, std::size_t size, std::uint64_t& done) noexcept {
+        const auto* p = static_cast<const unsigned char*>(data);
+        while (size > 0) {
+            const ssize_t n = ::write(fd, p, size);
+            if (n < 0 && errno == EINTR) continue;
+            if (n <= 0) return n < 0 ? errno : EIO;
+            p += n;
+            size -= static_cast<std::size_t>(n);
+            done += static_cast<std::uint64_t>(n);
+        }
+        return 0;
+    }
+
     void claim_locked() {
         if (claims_ > 0) {  // open already (or closed by a session that ended: it stays so)
             ++claims_;
