@@ -97,6 +97,38 @@ void own_handler(int) { own_handler_ran = true; }
     }
 }
 
+// Forks a child that runs `body(ready)` (it never returns: it writes one
+// byte to `ready` when it is ready to be killed, then waits for it), sends
+// it `sig` once it said so, and waits for it to end. `ready_said` tells
+// whether it did.
+template <class Body>
+child_exit fork_and_signal(Body body, int sig, bool& ready_said) {
+    int ready[2];
+    ready_said = false;
+    if (::pipe(ready) != 0) return {};
+    const pid_t pid = ::fork();
+    if (pid < 0) return {};
+    if (pid == 0) {
+        ::close(ready[0]);
+        body(ready[1]);
+    }
+    ::close(ready[1]);
+    char byte = 0;
+    ready_said = ::read(ready[0], &byte, 1) == 1;
+    ::close(ready[0]);
+    if (ready_said) ::kill(pid, sig);
+    return await(pid);
+}
+
+// The slices a Perfetto file replays to (0 when it does not replay).
+std::size_t slices_in(const std::string& pftrace) {
+    const loupe_test::perfetto::model m = loupe_test::perfetto::replay(contents(pftrace));
+    if (!m.ok) return 0;
+    std::size_t slices = 0;
+    for (const auto& thread : m.threads) slices += thread.second.slices.size();
+    return slices;
+}
+
 struct killed_run {
     std::string native = loupe_test::temp_trace_path("stop_on_signal");
     std::string pftrace = native + ".pftrace";
@@ -106,20 +138,8 @@ struct killed_run {
         std::remove(pftrace.c_str());
     }
     void run(bool own_handler, int sig) {
-        int ready[2];
-        ASSERT_EQ(::pipe(ready), 0);
-        const pid_t pid = ::fork();
-        ASSERT_GE(pid, 0);
-        if (pid == 0) {
-            ::close(ready[0]);
-            recording_child(native, pftrace, ready[1], own_handler);
-        }
-        ::close(ready[1]);
-        char byte = 0;
-        const bool started = ::read(ready[0], &byte, 1) == 1;
-        ::close(ready[0]);
-        if (started) ::kill(pid, sig);
-        result = await(pid);
+        bool started = false;
+        result = fork_and_signal([&](int ready) { recording_child(native, pftrace, ready, own_handler); }, sig, started);
         ASSERT_TRUE(started) << "the child did not start recording";
     }
 };
@@ -135,11 +155,7 @@ TEST(StopOnSignalForkedChild, SigtermEndsTheSessionsWithCompleteFilesThenKillsTh
     EXPECT_TRUE(t.complete);
     EXPECT_EQ(t.session.name, "killed");
     EXPECT_GE(t.events.size(), 100u);
-    const loupe_test::perfetto::model m = loupe_test::perfetto::replay(contents(k.pftrace));
-    ASSERT_TRUE(m.ok) << m.error;
-    std::size_t slices = 0;
-    for (const auto& thread : m.threads) slices += thread.second.slices.size();
-    EXPECT_GE(slices, 100u);
+    EXPECT_GE(slices_in(k.pftrace), 100u);
 }
 
 TEST(StopOnSignalForkedChild, SigintIsHandledTheSameWay) {
@@ -162,50 +178,35 @@ TEST(StopOnSignalForkedChild, TheProgramsOwnHandlerRunsAfterTheSessionsStopped) 
 // Without stop_sessions_on_signal, a process killed outright (SIGKILL) still
 // leaves a Perfetto file that opens: the sink rewrites it while the session
 // runs, and each write replaces the file at once.
-std::size_t slices_in(const std::string& pftrace) {
-    const loupe_test::perfetto::model m = loupe_test::perfetto::replay(contents(pftrace));
-    if (!m.ok) return 0;
-    std::size_t slices = 0;
-    for (const auto& thread : m.threads) slices += thread.second.slices.size();
-    return slices;
+[[noreturn]] void viewer_recording_child(const std::string& pftrace, int ready) {
+    try {
+        loupe::session_config cfg;
+        cfg.name = "killed-outright";
+        cfg.sinks = {std::make_shared<loupe::sinks::perfetto_sink>(pftrace)};
+        auto session = loupe::start_session(cfg);
+        bool told = false;
+        const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+        while (std::chrono::steady_clock::now() < give_up) {
+            {
+                LOUPE_ZONE("signal.work");
+            }
+            if (!told && slices_in(pftrace) >= 100) {  // written while the session runs
+                told = ::write(ready, "r", 1) == 1;
+            }
+            const timespec pause{0, 1000000};
+            ::nanosleep(&pause, nullptr);
+        }
+        ::_exit(4);  // never written, or never killed
+    } catch (...) {
+        ::_exit(3);
+    }
 }
 
 TEST(StopOnSignalForkedChild, AKilledProcessLeavesAViewerFileUpToItsLastWrite) {
     const std::string pftrace = loupe_test::temp_trace_path("killed_viewer") + ".pftrace";
-    int ready[2];
-    ASSERT_EQ(::pipe(ready), 0);
-    const pid_t pid = ::fork();
-    ASSERT_GE(pid, 0);
-    if (pid == 0) {
-        ::close(ready[0]);
-        try {
-            loupe::session_config cfg;
-            cfg.name = "killed-outright";
-            cfg.sinks = {std::make_shared<loupe::sinks::perfetto_sink>(pftrace)};
-            auto session = loupe::start_session(cfg);
-            bool told = false;
-            const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-            while (std::chrono::steady_clock::now() < give_up) {
-                {
-                    LOUPE_ZONE("signal.work");
-                }
-                if (!told && slices_in(pftrace) >= 100) {  // written while the session runs
-                    told = ::write(ready[1], "r", 1) == 1;
-                }
-                const timespec pause{0, 1000000};
-                ::nanosleep(&pause, nullptr);
-            }
-            ::_exit(4);  // never written, or never killed
-        } catch (...) {
-            ::_exit(3);
-        }
-    }
-    ::close(ready[1]);
-    char byte = 0;
-    const bool written = ::read(ready[0], &byte, 1) == 1;
-    ::close(ready[0]);
-    if (written) ::kill(pid, SIGKILL);
-    const child_exit result = await(pid);
+    bool written = false;
+    const child_exit result =
+        fork_and_signal([&](int ready) { viewer_recording_child(pftrace, ready); }, SIGKILL, written);
     EXPECT_TRUE(written) << "the file was not written while the session ran (child exit " << result.code << ")";
     EXPECT_EQ(result.signal, written ? SIGKILL : 0);
     EXPECT_GE(slices_in(pftrace), 100u);
