@@ -34,18 +34,21 @@
 #include "loupe/core/context.hpp"
 #include "loupe/core/thread.hpp"
 #include "loupe/core/zone.hpp"
+#include "loupe/core/zone_arg.hpp"
 #include "loupe/flow/flow.hpp"
 
 #define LOUPE_DETAIL_SITE(var, name, kind) \
     static constexpr ::loupe::site var { name, __FILE__, LOUPE_DETAIL_FUNCTION, __LINE__, ::loupe::site_kind::kind }
 
-#define LOUPE_DETAIL_ZONE(id, name)                                    \
-    LOUPE_DETAIL_SITE(LOUPE_DETAIL_CAT(id, _site), name, zone);        \
-    ::loupe::zone_scope LOUPE_DETAIL_CAT(id, _scope) { LOUPE_DETAIL_CAT(id, _site) }
+#define LOUPE_DETAIL_ZONE(id, name) LOUPE_DETAIL_ZONE_AS(id, LOUPE_DETAIL_CAT(id, _scope), name)
+#define LOUPE_DETAIL_ZONE_AS(id, var, name)                     \
+    LOUPE_DETAIL_SITE(LOUPE_DETAIL_CAT(id, _site), name, zone); \
+    ::loupe::zone_scope var { LOUPE_DETAIL_CAT(id, _site) }
 
-#define LOUPE_DETAIL_NAMED_ZONE(id, name)                                                            \
+#define LOUPE_DETAIL_NAMED_ZONE(id, name) LOUPE_DETAIL_NAMED_ZONE_AS(id, LOUPE_DETAIL_CAT(id, _scope), name)
+#define LOUPE_DETAIL_NAMED_ZONE_AS(id, var, name)                                                    \
     LOUPE_DETAIL_SITE(LOUPE_DETAIL_CAT(id, _site), "(more zone names than loupe keeps)", zone);       \
-    ::loupe::zone_scope LOUPE_DETAIL_CAT(id, _scope) { LOUPE_DETAIL_CAT(id, _site), name }
+    ::loupe::zone_scope var { LOUPE_DETAIL_CAT(id, _site), name }
 
 #if LOUPE_ENABLED
 
@@ -59,6 +62,28 @@
 /// name costs a lookup). Past loupe's limit of distinct names, the zone is
 /// named "(more zone names than loupe keeps)".
 #    define LOUPE_ZONE_NAMED(name) LOUPE_DETAIL_NAMED_ZONE(LOUPE_DETAIL_CAT(loupe_zone_, __COUNTER__), name)
+
+/// As LOUPE_ZONE and LOUPE_ZONE_NAMED, with the zone in a local variable
+/// `var` (a loupe::zone_scope) that LOUPE_ZONE_ARG refers to. With
+/// LOUPE_ENABLED=0 no variable is declared: use `var` through the macros only.
+#    define LOUPE_ZONE_AS(var, name) LOUPE_DETAIL_ZONE_AS(LOUPE_DETAIL_CAT(loupe_zone_, __COUNTER__), var, name)
+#    define LOUPE_ZONE_NAMED_AS(var, name) \
+        LOUPE_DETAIL_NAMED_ZONE_AS(LOUPE_DETAIL_CAT(loupe_zone_, __COUNTER__), var, name)
+
+/// Records an argument of the zone `var` (from LOUPE_ZONE_AS): `key` a string
+/// literal, `value` a bool, integer, enum, floating-point number or text
+/// (std::string, std::string_view, a C string; cut to 256 bytes). `value` is
+/// evaluated only when the zone is recorded, at most once. Shown with the
+/// zone in dumps, the slowest-zones report and both viewers.
+#    define LOUPE_ZONE_ARG(var, key, value)                                                                \
+        do {                                                                                               \
+            if (LOUPE_UNLIKELY((var).recording())) {                                                       \
+                static constexpr ::loupe::zone_arg_site loupe_zone_arg_site{                               \
+                    {key, __FILE__, LOUPE_DETAIL_FUNCTION, __LINE__, ::loupe::site_kind::zone_arg},        \
+                    ::loupe::detail::zone_arg_kind_of<decltype(value)>()};                                 \
+                (var).arg(loupe_zone_arg_site, value);                                                     \
+            }                                                                                              \
+        } while (0)
 
 /// Records the enclosing function as a zone named after it.
 #    define LOUPE_FUNCTION() LOUPE_DETAIL_ZONE(LOUPE_DETAIL_CAT(loupe_zone_, __COUNTER__), __func__)
@@ -108,6 +133,9 @@
 
 #    define LOUPE_ZONE(name) static_cast<void>(0)
 #    define LOUPE_ZONE_NAMED(name) static_cast<void>(0)
+#    define LOUPE_ZONE_AS(var, name) static_cast<void>(0)
+#    define LOUPE_ZONE_NAMED_AS(var, name) static_cast<void>(0)
+#    define LOUPE_ZONE_ARG(var, key, value) static_cast<void>(0)
 #    define LOUPE_FUNCTION() static_cast<void>(0)
 #    define LOUPE_INSTANT(name) static_cast<void>(0)
 #    define LOUPE_COUNTER(name, value) static_cast<void>(0)

@@ -41,6 +41,11 @@ TEST(CompiledOut, MacrosDoNotEvaluateArgumentsAndRecordNothing) {
         LOUPE_FLOW("gone", static_cast<std::uint64_t>(must_not_run()));
         LOUPE_FLOW_END("gone", static_cast<std::uint64_t>(must_not_run()));
         LOUPE_THREAD_NAME(must_not_run() ? "a" : "b");
+        LOUPE_ZONE_NAMED(std::to_string(must_not_run()));
+        LOUPE_ZONE_AS(zone, "gone");
+        LOUPE_ZONE_NAMED_AS(named, std::to_string(must_not_run()));
+        LOUPE_ZONE_ARG(zone, "key", must_not_run());
+        LOUPE_ZONE_ARG(named, "key", std::to_string(must_not_run()));
     });
     auto stats = s.stop();
     EXPECT_EQ(stats.delivered, 0u);

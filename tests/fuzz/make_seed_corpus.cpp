@@ -38,9 +38,12 @@ void record_everything() {
     LOUPE_THREAD_NAME("seed worker");
     loupe::context_scope who({{loupe::context_field::user, "alice"}, {loupe::context_field::request, "r-1"}});
     for (int i = 0; i < 3; ++i) {
-        LOUPE_ZONE("outer");
+        LOUPE_ZONE_AS(outer, "outer");
+        LOUPE_ZONE_ARG(outer, "round", i);
         {
-            LOUPE_ZONE("inner");
+            LOUPE_ZONE_AS(inner, "inner");
+            LOUPE_ZONE_ARG(inner, "note", "seed");
+            LOUPE_ZONE_ARG(outer, "ratio", 0.5 * i);
             LOUPE_INSTANT("tick");
             LOUPE_COUNTER("queue", i);
         }

@@ -18,6 +18,7 @@ struct crafted_event {
     double value = 0;
     std::uint64_t count = 0;  ///< for record_kind::dropped
     std::vector<loupe::metric_value> deltas = {};  ///< a zone's metric deltas (ZONE_METRICS)
+    const loupe::zone_argument* arg = nullptr;      ///< for record_kind::zone_arg (begin_ns: its zone's)
 };
 
 /// The .loupe bytes of `events`, in the order the thread records them (a
@@ -44,6 +45,7 @@ inline std::vector<unsigned char> crafted_trace_bytes(const std::vector<crafted_
         ev.count = e.count;
         ev.metrics = e.deltas.data();
         ev.metric_count = e.deltas.size();
+        ev.arg = e.arg;
         encoder.encode(ev);
     }
     loupe::record end;
@@ -51,7 +53,7 @@ inline std::vector<unsigned char> crafted_trace_bytes(const std::vector<crafted_
     end.kind = loupe::record_kind::session_end;
     end.end_ns = 1'000'000;
     for (const crafted_event& e : events) {
-        if (e.kind != loupe::record_kind::dropped) ++end.count;
+        if (e.kind != loupe::record_kind::dropped && e.kind != loupe::record_kind::zone_arg) ++end.count;
     }
     encoder.encode(end);
     encoder.close_batch();

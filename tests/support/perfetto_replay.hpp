@@ -295,7 +295,13 @@ inline model replay(std::string_view compressed_or_not) {
                             if (a.number == 1) key = s.annotation_names.count(a.value) ? s.annotation_names[a.value] : "?";
                             if (a.number == 10) key = std::string(a.bytes);
                             if (a.number == 17) val = s.values.count(a.value) ? s.values[a.value] : "?";
+                            if (a.number == 2) val = a.value != 0 ? "true" : "false";
                             if (a.number == 3) val = std::to_string(a.value);
+                            if (a.number == 5) {
+                                double d;
+                                std::memcpy(&d, &a.value, sizeof d);
+                                val = std::to_string(d);
+                            }
                             if (a.number == 4) val = std::to_string(static_cast<std::int64_t>(a.value));
                             if (a.number == 6) val = std::string(a.bytes);
                         }

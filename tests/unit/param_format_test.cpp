@@ -196,7 +196,7 @@ TEST(ParamFormat, EveryValueKindSpecsAndApplyErrorsRoundTripThroughFileSink) {
     }
     loupe::trace t = loupe::read_trace_file(path);
     std::remove(path.c_str());
-    EXPECT_EQ(t.session.version_minor, 7);
+    EXPECT_EQ(t.session.version_minor, 8);
     ASSERT_TRUE(t.complete);
 
     ASSERT_EQ(t.param_specs.size(), 3u);

@@ -245,6 +245,18 @@ public:
         }
     }
 
+    void on_zone_arg(std::uint64_t at, const loupe::trace_zone_arg& a) override {
+        if (json_) {
+            line(open(at, "zone_arg") + ",\"thread\":" + std::to_string(a.thread_id) +
+                 ",\"zone_begin_ns\":" + std::to_string(a.zone_begin_ns) + ",\"key\":" + q(a.arg.key) +
+                 ",\"value\":" + value_json(a.arg.value) + "}");
+        } else {
+            text(at, "ZONE_ARG", "thread " + std::to_string(a.thread_id) + " zone at " +
+                                     std::to_string(a.zone_begin_ns) + " " + q(a.arg.key) + " = " +
+                                     value_text(a.arg.value));
+        }
+    }
+
     void on_apply_error(std::uint64_t at, const loupe::trace_apply_error& e) override {
         const std::string& name = site_names_[e.site_id];
         if (json_) {
@@ -300,6 +312,7 @@ private:
             case loupe::site_kind::flow: return "flow";
             case loupe::site_kind::flow_end: return "flow_end";
             case loupe::site_kind::unit: break;  // a ring unit header, never a site's kind
+            case loupe::site_kind::zone_arg: break;  // a zone argument's key: never a SITE record
         }
         return "?";
     }

@@ -64,6 +64,8 @@ enum class record_kind : std::uint8_t {
                         ///< Once per (site, spec) and session.
     flow,  ///< `where` (its kind: site_kind::flow starts or continues, flow_end ends), `thread`,
            ///< `begin_ns` (= `end_ns`), `flow_id`: a point of a flow (flow.hpp)
+    zone_arg,  ///< `thread`, `begin_ns` (= `end_ns`) = the begin time of the zone it belongs to, `arg`: a
+               ///< key and value of that zone (LOUPE_ZONE_ARG), sent before the zone's own record
 };
 
 /// What a method call carries besides its zone (record_kind::zone whose
@@ -79,6 +81,13 @@ struct method_call {
     /// Some of the call's values are missing: they did not fit one call's
     /// 4 KiB payload, or the thread's value stack was too deep for a frame.
     bool values_lost = false;
+};
+
+/// A zone argument as sinks see it (record_kind::zone_arg): `value.kind` is
+/// boolean, integer, unsigned_integer, floating or string; `value.spec` is 0.
+struct zone_argument {
+    std::string_view key;
+    param_value value;
 };
 
 /// A parameter spec as sinks see it (record_kind::param_spec).
@@ -123,6 +132,7 @@ struct record {
     const param_spec_info* spec = nullptr;         ///< for record_kind::param_spec
     const param_apply_error* apply_error = nullptr;  ///< for record_kind::param_apply_error
     std::uint64_t flow_id = 0;                       ///< for record_kind::flow: never 0
+    const zone_argument* arg = nullptr;                  ///< for record_kind::zone_arg
 };
 
 }  // namespace loupe

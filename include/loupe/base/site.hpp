@@ -22,6 +22,7 @@ enum class site_kind : std::uint8_t {
     flow = 6,
     flow_end = 7,
     unit = 8,
+    zone_arg = 9,  ///< a zone argument's key (core/zone_arg.hpp); rides its zone, not a session kind
 };
 
 /// Number of session-recordable site_kind values plus one (kinds index

@@ -25,6 +25,8 @@
 
 namespace loupe {
 
+struct zone_arg_site;  // core/zone_arg.hpp
+
 namespace detail {
 /// Interns a zone name given at run time: the site named `name` at the call
 /// site `where` (the same site for the same name there, never freed), or
@@ -80,6 +82,13 @@ public:
 
     /// True when this zone is being recorded by at least one session.
     bool recording() const noexcept { return sessions_ != 0; }
+
+    /// Records an argument of this zone: `key` (a zone_arg_site) and a bool,
+    /// integer, enum, floating-point or text `value`; nothing when the zone
+    /// is not recorded. Defined in core/zone_arg.hpp (with loupe.hpp's
+    /// LOUPE_ZONE_ARG, the usual way in).
+    template <class T>
+    void arg(const zone_arg_site& key, const T& value) noexcept;
 
 private:
     // The entry time, and the metrics' entry values when a session records

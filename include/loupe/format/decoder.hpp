@@ -95,6 +95,9 @@ inline constexpr std::uint32_t no_method = 0xffffffffu;
 /// Instants and counters have end_ns == begin_ns; value is set for counters.
 struct trace_event {
     event_type type = event_type::zone;
+    /// A zone's arguments (LOUPE_ZONE_ARG): trace::zone_args[args_begin,
+    /// +args_count) (set by read_trace from the ZONE_ARG records before the zone).
+    std::uint32_t args_count = 0;
     std::uint64_t thread_id = 0;
     std::uint64_t site_id = 0;
     std::uint64_t begin_ns = 0;
@@ -111,6 +114,7 @@ struct trace_event {
     /// and exit details (set by read_trace from the METHOD_CALL record after
     /// the zone); no_method for other events.
     std::uint32_t method = no_method;
+    std::uint32_t args_begin = 0;  ///< see args_count
 };
 
 /// `count` events of `thread_id` (0: threads without a ring) were lost.
@@ -222,6 +226,23 @@ struct trace_flow {
     bool terminates = false;
 };
 
+/// An argument of a zone (LOUPE_ZONE_ARG): its key and value. Views: see
+/// where it comes from (trace_zone_arg, trace::args_of).
+struct trace_zone_argument {
+    std::string_view key;
+    param_value value;  ///< boolean, integer, unsigned_integer, floating or string
+};
+
+/// A ZONE_ARG record (since 1.8): an argument (LOUPE_ZONE_ARG) of the zone
+/// of `thread_id` that began at `zone_begin_ns`; it comes before that zone's
+/// event. `key` and `value`'s text view the decoder's strings and the input
+/// (valid while they are).
+struct trace_zone_arg {
+    std::uint64_t thread_id = 0;
+    std::uint64_t zone_begin_ns = 0;
+    trace_zone_argument arg;  ///< its value's spec is 0
+};
+
 struct trace_end_info {
     std::uint64_t events_written = 0;
     std::uint64_t events_dropped = 0;
@@ -255,6 +276,7 @@ public:
     virtual void on_method_call(std::uint64_t /*offset*/, const trace_method_call_record&) {}
     virtual void on_apply_error(std::uint64_t /*offset*/, const trace_apply_error&) {}
     virtual void on_flow(std::uint64_t /*offset*/, const trace_flow&) {}
+    virtual void on_zone_arg(std::uint64_t /*offset*/, const trace_zone_arg&) {}
     virtual void on_process(std::uint64_t /*offset*/, std::string_view /*program*/) {}
     /// A record of a kind this reader does not know (skipped).
     virtual void on_unknown(std::uint64_t /*offset*/, std::uint8_t /*kind*/, std::uint64_t /*payload_bytes*/) {}
@@ -413,6 +435,89 @@ void decode_context_payload(trace_cursor& c, std::uint64_t& time_ns, std::uint8_
     }
 }
 
+/// Decodes one traced value, `u8 kind, varint spec, bytes payload`, into
+/// `v` (its text views the input). `spec_known(index, offset)` says whether
+/// the spec it names (at `offset`) may be there; else the error says
+/// `spec_rule`. A kind this reader
+/// does not know reads as value_kind::unknown (its payload skipped). Shared
+/// by METHOD_CALL and ZONE_ARG.
+template <class SpecKnown>
+void decode_param_value(trace_cursor& c, param_value& v, SpecKnown&& spec_known, const char* spec_rule) {
+    v = param_value{};
+    const std::uint8_t kind = c.u8("value kind");
+    const std::uint64_t spec_at = c.pos();
+    const std::uint64_t spec = c.varint("value spec");
+    if (spec > UINT32_MAX || !spec_known(spec, spec_at)) {
+        throw trace_error(spec_at, "value spec " + std::to_string(spec) + spec_rule);
+    }
+    v.spec = static_cast<std::uint32_t>(spec);
+    const std::string_view payload = c.bytes("value payload");
+    const std::uint64_t payload_begin = c.pos() - payload.size();
+    trace_cursor p(c.data(), payload_begin, c.pos());
+    p.bounded_by_record = true;
+    auto size32 = [&](const char* what) {
+        const std::uint64_t at = p.pos();
+        const std::uint64_t size = p.varint(what);
+        if (size > UINT32_MAX)
+            throw trace_error(at, std::string(what) + " " + std::to_string(size) + " is out of range");
+        return static_cast<std::uint32_t>(size);
+    };
+    v.kind = static_cast<value_kind>(kind);
+    switch (v.kind) {
+        case value_kind::boolean:
+            v.bits = p.u8("bool value") != 0 ? 1 : 0;
+            break;
+        case value_kind::integer:
+            v.bits = static_cast<std::uint64_t>(format::unzigzag(p.varint("int value")));
+            break;
+        case value_kind::unsigned_integer:
+            v.bits = p.varint("uint value");
+            break;
+        case value_kind::object_id:
+            v.bits = p.varint("object id");
+            break;
+        case value_kind::floating:
+            v.bits = p.u64("double value");
+            break;
+        case value_kind::hash:
+            v.bits = p.u64("hash value");
+            break;
+        case value_kind::string:
+        case value_kind::type_name: {
+            const std::uint64_t flags_at_v = p.pos();
+            const std::uint8_t vflags = p.u8("text value flags");
+            if (vflags & ~format::value_truncated) {
+                throw trace_error(flags_at_v, "text value flags " + std::to_string(vflags) +
+                                                  " has unknown bits; expected 0 or 1");
+            }
+            v.truncated = (vflags & format::value_truncated) != 0;
+            v.original_size = size32("text original size");
+            v.text = payload.substr(static_cast<std::size_t>(p.pos() - payload_begin));
+            p = trace_cursor(c.data(), c.pos(), c.pos());
+            break;
+        }
+        case value_kind::redacted:
+            v.original_size = size32("redacted original size");
+            break;
+        case value_kind::null_value:
+        case value_kind::null_in_call:
+        case value_kind::invalid_index:
+        case value_kind::exception_in_call:
+        case value_kind::cast_failed:
+        case value_kind::enable_failed:
+        case value_kind::unknown:
+            break;
+        default:  // a kind of a later format version: its payload is skipped
+            v.kind = value_kind::unknown;
+            p = trace_cursor(c.data(), c.pos(), c.pos());
+            break;
+    }
+    if (p.left() != 0) {
+        throw trace_error(p.pos(), std::to_string(p.left()) + " unexpected bytes at the end of a " +
+                                       to_string(v.kind) + " value's payload");
+    }
+}
+
 /// Decodes the rest of a METHOD_CALL payload after its thread id into `m`
 /// (its values' text views the input): flags, CPU times, then the values,
 /// each `u8 kind, varint spec, bytes payload`. `spec_known(index, offset)`
@@ -442,82 +547,7 @@ void decode_method_call_payload(trace_cursor& c, trace_method_call_record& m, Sp
                                     std::to_string(c.left()) + " bytes left in the record");
     }
     m.values.resize(static_cast<std::size_t>(n));
-    for (param_value& v : m.values) {
-        v = param_value{};
-        const std::uint8_t kind = c.u8("value kind");
-        const std::uint64_t spec_at = c.pos();
-        const std::uint64_t spec = c.varint("value spec");
-        if (spec > UINT32_MAX || !spec_known(spec, spec_at)) {
-            throw trace_error(spec_at,
-                              "value spec " + std::to_string(spec) + " is not defined by a PARAM_SPEC before it");
-        }
-        v.spec = static_cast<std::uint32_t>(spec);
-        const std::string_view payload = c.bytes("value payload");
-        const std::uint64_t payload_begin = c.pos() - payload.size();
-        trace_cursor p(c.data(), payload_begin, c.pos());
-        p.bounded_by_record = true;
-        auto size32 = [&](const char* what) {
-            const std::uint64_t at = p.pos();
-            const std::uint64_t size = p.varint(what);
-            if (size > UINT32_MAX)
-                throw trace_error(at, std::string(what) + " " + std::to_string(size) + " is out of range");
-            return static_cast<std::uint32_t>(size);
-        };
-        v.kind = static_cast<value_kind>(kind);
-        switch (v.kind) {
-            case value_kind::boolean:
-                v.bits = p.u8("bool value") != 0 ? 1 : 0;
-                break;
-            case value_kind::integer:
-                v.bits = static_cast<std::uint64_t>(format::unzigzag(p.varint("int value")));
-                break;
-            case value_kind::unsigned_integer:
-                v.bits = p.varint("uint value");
-                break;
-            case value_kind::object_id:
-                v.bits = p.varint("object id");
-                break;
-            case value_kind::floating:
-                v.bits = p.u64("double value");
-                break;
-            case value_kind::hash:
-                v.bits = p.u64("hash value");
-                break;
-            case value_kind::string:
-            case value_kind::type_name: {
-                const std::uint64_t flags_at_v = p.pos();
-                const std::uint8_t vflags = p.u8("text value flags");
-                if (vflags & ~format::value_truncated) {
-                    throw trace_error(flags_at_v, "text value flags " + std::to_string(vflags) +
-                                                      " has unknown bits; expected 0 or 1");
-                }
-                v.truncated = (vflags & format::value_truncated) != 0;
-                v.original_size = size32("text original size");
-                v.text = payload.substr(static_cast<std::size_t>(p.pos() - payload_begin));
-                p = trace_cursor(c.data(), c.pos(), c.pos());
-                break;
-            }
-            case value_kind::redacted:
-                v.original_size = size32("redacted original size");
-                break;
-            case value_kind::null_value:
-            case value_kind::null_in_call:
-            case value_kind::invalid_index:
-            case value_kind::exception_in_call:
-            case value_kind::cast_failed:
-            case value_kind::enable_failed:
-            case value_kind::unknown:
-                break;
-            default:  // a kind of a later format version: its payload is skipped
-                v.kind = value_kind::unknown;
-                p = trace_cursor(c.data(), c.pos(), c.pos());
-                break;
-        }
-        if (p.left() != 0) {
-            throw trace_error(p.pos(), std::to_string(p.left()) + " unexpected bytes at the end of a " +
-                                           to_string(v.kind) + " value's payload");
-        }
-    }
+    for (param_value& v : m.values) decode_param_value(c, v, spec_known, " is not defined by a PARAM_SPEC before it");
 }
 
 // Validating state machine over the records of one trace.
@@ -621,6 +651,7 @@ private:
                 break;
             case format::rec_flow: flow(at, c); break;
             case format::rec_process: process(at, c); break;
+            case format::rec_zone_arg: zone_arg(at, c); break;
             default:
                 visitor_.on_unknown(at, kind, length);
                 c = trace_cursor(data_, payload_end, payload_end);
@@ -656,6 +687,7 @@ private:
                 return "APPLY_ERROR";
             case format::rec_flow: return "FLOW";
             case format::rec_process: return "PROCESS";
+            case format::rec_zone_arg: return "ZONE_ARG";
             default: return "unknown";
         }
     }
@@ -976,6 +1008,17 @@ private:
         }
         f.terminates = flags == format::flow_terminates;
         visitor_.on_flow(at, f);
+    }
+
+    void zone_arg(std::uint64_t at, trace_cursor& c) {
+        trace_zone_arg a;
+        known_thread(c, "ZONE_ARG thread");
+        a.thread_id = current_thread_;
+        a.zone_begin_ns = info_.start_ns + static_cast<std::uint64_t>(format::unzigzag(c.varint("ZONE_ARG zone time")));
+        a.arg.key = string_ref(c, "ZONE_ARG key", false);
+        decode_param_value(
+            c, a.arg.value, [](std::uint64_t spec, std::uint64_t) { return spec == 0; }, ": expected 0 in a ZONE_ARG");
+        visitor_.on_zone_arg(at, a);
     }
 
     void end(std::uint64_t at, trace_cursor& c) {

@@ -45,6 +45,8 @@ public:
                 return apply_error(r);
             case record_kind::flow:
                 return flow(r);
+            case record_kind::zone_arg:
+                return zone_arg(r);
         }
     }
 
@@ -200,6 +202,19 @@ private:
         append_varint(scratch_, fixed + text.size());
         scratch_.insert(scratch_.end(), buf, p);
         scratch_.insert(scratch_.end(), text.begin(), text.end());
+    }
+
+    // A zone argument: a record of its own before its zone's event (readers
+    // before 1.8 skip it), naming the zone by its thread and begin time.
+    void zone_arg(const record& r) {
+        thread(*r.thread);
+        const std::uint64_t key = string_id(r.arg->key);
+        close_batch();
+        append_varint(scratch_, r.thread->id);
+        append_varint(scratch_, format::zigzag(static_cast<std::int64_t>(r.begin_ns - start_ns_)));
+        append_varint(scratch_, key);
+        param_value_payload(r.arg->value);
+        emit(format::rec_zone_arg);
     }
 
     // Each spec once, and again only when it changes.

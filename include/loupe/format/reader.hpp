@@ -25,11 +25,13 @@
 #include <new>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "loupe/base/error.hpp"
 #include "loupe/format/decoder.hpp"
 #include "loupe/format/wire.hpp"
+#include "loupe/format/zone_arg_matcher.hpp"
 
 namespace loupe {
 
@@ -50,16 +52,19 @@ struct trace_method_call {
     std::uint32_t params_count = 0;
 };
 
-/// A run of parameter values (trace::params_of).
-struct param_span {
-    const param_value* first = nullptr;
+/// A run of items of a trace: a method call's values (trace::params_of), a
+/// zone's arguments (trace::args_of).
+template <class T>
+struct item_span {
+    const T* first = nullptr;
     std::size_t count = 0;
-    const param_value* begin() const noexcept { return first; }
-    const param_value* end() const noexcept { return first + count; }
+    const T* begin() const noexcept { return first; }
+    const T* end() const noexcept { return first + count; }
     std::size_t size() const noexcept { return count; }
     bool empty() const noexcept { return count == 0; }
-    const param_value& operator[](std::size_t i) const noexcept { return first[i]; }
+    const T& operator[](std::size_t i) const noexcept { return first[i]; }
 };
+using param_span = item_span<param_value>;
 
 /// Everything one .loupe file holds.
 struct trace {
@@ -85,6 +90,12 @@ struct trace {
     /// text views storage the trace owns and shares with its copies.
     std::vector<param_value> param_values;
     std::vector<trace_flow> flows;  ///< FLOW records in file order (per thread, by time)
+    /// Zones' arguments, per zone in the order they were recorded (see
+    /// trace_event::args_begin).
+    std::vector<trace_zone_argument> zone_args;
+    /// ZONE_ARG records whose zone is not in the trace (it was dropped, or
+    /// the trace was cut short before it ended).
+    std::uint64_t zone_args_without_zone = 0;
     trace_end_info end;                ///< END record (zero when !complete)
     bool complete = false;             ///< false only for a cut-short trace read with accept_truncated
 
@@ -139,6 +150,11 @@ struct trace {
         const trace_method_call* m = method_of(e);
         return m ? param_span{param_values.data() + m->params_begin, m->params_count} : param_span{};
     }
+    /// A zone's arguments, in the order they were recorded (none for other
+    /// events). O(1).
+    item_span<trace_zone_argument> args_of(const trace_event& e) const noexcept {
+        return {zone_args.data() + e.args_begin, e.args_count};
+    }
     /// The spec with that index, or nullptr. O(specs).
     const trace_param_spec* find_param_spec(std::uint32_t index) const noexcept {
         for (const trace_param_spec& s : param_specs) {
@@ -189,7 +205,29 @@ public:
             out_.threads[it->second].name = t.name;
         }
     }
-    void on_event(std::uint64_t, const trace_event& e) override { out_.events.push_back(e); }
+    void on_event(std::uint64_t, const trace_event& e) override {
+        out_.events.push_back(e);
+        if (LOUPE_UNLIKELY(held_args_ != 0) && e.type == event_type::zone) attach_args(out_.events.back());
+    }
+    // A ZONE_ARG comes before its zone's event: held per thread until it
+    // arrives (format/zone_arg_matcher.hpp).
+    void on_zone_arg(std::uint64_t offset, const trace_zone_arg& a) override {
+        if (out_.zone_args.size() + held_args_ >= UINT32_MAX) {
+            throw trace_error(offset, "too many zone arguments for one trace");
+        }
+        args_by_thread_[a.thread_id].hold(a.zone_begin_ns, {intern_key(a.arg.key), a.arg.value});
+        ++held_args_;
+        param_text_bytes_ += a.arg.value.text.size();
+    }
+    /// Counts the arguments whose zone never came. Call once decoding is done.
+    void finish_args() {
+        for (auto& [thread, matcher] : args_by_thread_) {
+            matcher.finish();
+            out_.zone_args_without_zone += matcher.without_zone();
+        }
+        args_by_thread_.clear();
+        held_args_ = 0;
+    }
     void on_metric(std::uint64_t, const trace_metric& m) override { out_.metrics.push_back(m); }
     // The writer puts ZONE_METRICS right after the EVENTS record whose last
     // event is the zone it belongs to.
@@ -251,22 +289,28 @@ public:
         out_.param_values.insert(out_.param_values.end(), m.values.begin(), m.values.end());
         for (const param_value& v : m.values) param_text_bytes_ += v.text.size();
     }
-    /// Copies the values' text (viewing the input) into storage the trace
-    /// owns. Call once decoding is done, while the input is still there.
+    /// Copies the values' text (viewing the input) and the zone arguments'
+    /// keys into storage the trace owns. Call once decoding is done, while
+    /// the input is still there.
     void finish_params() {
-        if (param_text_bytes_ == 0) {
-            for (param_value& v : out_.param_values) v.text = {};
-            return;
-        }
+        std::size_t key_bytes = 0;
+        for (const std::string& k : keys_) key_bytes += k.size();
         auto text = std::make_shared<std::string>();
-        text->reserve(param_text_bytes_);
-        for (const param_value& v : out_.param_values) text->append(v.text.data(), v.text.size());
-        std::size_t at = 0;
-        for (param_value& v : out_.param_values) {
-            const std::size_t n = v.text.size();
-            v.text = std::string_view(text->data() + at, n);
-            at += n;
+        text->reserve(param_text_bytes_ + key_bytes);
+        auto keep = [&](std::string_view& view) {
+            const std::size_t at = text->size();
+            text->append(view.data(), view.size());
+            view = std::string_view(text->data() + at, view.size());  // no reallocation: reserved
+        };
+        for (param_value& v : out_.param_values) keep(v.text);
+        for (trace_zone_argument& a : out_.zone_args) keep(a.value.text);
+        std::unordered_map<std::string_view, std::string_view> kept_keys;  // builder's key → trace's copy
+        for (const std::string& k : keys_) {
+            std::string_view view = k;
+            keep(view);
+            kept_keys.emplace(k, view);
         }
+        for (trace_zone_argument& a : out_.zone_args) a.key = kept_keys[a.key];
         out_.param_text_ = std::move(text);
         param_text_bytes_ = 0;
     }
@@ -304,7 +348,23 @@ public:
     }
 
 private:
+    void attach_args(trace_event& e) {
+        auto it = args_by_thread_.find(e.thread_id);
+        if (it == args_by_thread_.end()) return;
+        zone_arg_matcher& matcher = it->second;
+        const std::size_t before = matcher.held();
+        e.args_begin = static_cast<std::uint32_t>(out_.zone_args.size());
+        e.args_count = static_cast<std::uint32_t>(matcher.take(e.begin_ns, out_.zone_args));
+        held_args_ -= before - matcher.held();
+    }
+    // Keys view the decoder's string table, which goes with the decoder:
+    // one copy per distinct key until finish_params.
+    std::string_view intern_key(std::string_view key) { return *keys_.emplace(key).first; }
+
     trace& out_;
+    std::unordered_map<std::uint64_t, zone_arg_matcher> args_by_thread_;
+    std::size_t held_args_ = 0;  // by all matchers
+    std::unordered_set<std::string> keys_;
     std::size_t param_text_bytes_ = 0;                             // text of param_values still viewing the input
     std::unordered_map<std::uint64_t, std::size_t> totals_index_;  // thread id, or ~cpu → metric_totals
 };
@@ -321,6 +381,7 @@ inline trace read_trace(const void* data, std::size_t size, decode_options optio
     detail::trace_builder builder(t);
     t.complete = decode_trace(data, size, builder, options).complete;
     builder.attribute_contexts();
+    builder.finish_args();
     builder.finish_params();
     return t;
 }

@@ -14,7 +14,7 @@ namespace loupe::detail::format {
 inline constexpr unsigned char magic[8] = {0x89, 'L', 'O', 'U', 'P', 'E', '\r', '\n'};
 inline constexpr std::size_t header_size = 16;  // magic, u16 major, u16 minor, u32 flags
 inline constexpr std::uint16_t version_major = 1;
-inline constexpr std::uint16_t version_minor = 7;
+inline constexpr std::uint16_t version_minor = 8;
 
 /// Top-level record kinds. Every record is `u8 kind, varint length, payload`;
 /// a reader skips kinds it does not know.
@@ -37,6 +37,7 @@ enum record_kind : std::uint8_t {
     rec_apply_error = 0x10,    // since 1.4
     rec_flow = 0x11,           // since 1.6
     rec_process = 0x12,        // since 1.7
+    rec_zone_arg = 0x13,       // since 1.8
 };
 
 /// Event tags inside an EVENTS record. The set is closed for a format

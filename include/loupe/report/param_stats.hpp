@@ -92,6 +92,10 @@ struct param_report {
     std::size_t top = 10;                             ///< values kept per (method, spec); 0: all
     std::uint64_t method_calls = 0;                   ///< calls with a METHOD_CALL record
     std::vector<method_param_stats> methods;          ///< by total descending
+    std::uint64_t zones_with_args = 0;                ///< zones that carry arguments (LOUPE_ZONE_ARG)
+    /// Zones by argument value: one row per zone site, one "spec" per key
+    /// (`label` = the key, `spec` = 0, `text` = ""), by total descending.
+    std::vector<method_param_stats> zone_args;
     std::vector<param_apply_error_row> apply_errors;  ///< in file order
     std::vector<param_unmatched_row> unmatched;       ///< by spec index
 };
@@ -117,6 +121,94 @@ inline std::string spec_item(std::string_view line, std::string_view key) {
     return {};
 }
 
+/// Zones or method calls grouped by site, then by key (a spec, an argument
+/// key), then by value as shown: count, total, max of their durations. A
+/// call with several values of one key counts once under each distinct one.
+template <class Key>
+struct value_groups {
+    struct group {
+        std::uint64_t count = 0, total = 0, max = 0;
+    };
+    struct key_groups {
+        std::uint64_t calls = 0;
+        std::map<std::pair<std::string, value_kind>, group> values;
+    };
+    struct site {
+        std::uint64_t calls = 0, total = 0, exceptional = 0;
+        std::map<Key, key_groups> keys;
+        std::vector<std::tuple<Key, std::string, value_kind>> seen;  // the current call's (key, value) pairs
+    };
+    std::map<std::uint64_t, site> by_site;
+
+    site& add_call(const trace_event& e) {
+        site& s = by_site[e.site_id];
+        ++s.calls;
+        s.total += e.end_ns - e.begin_ns;
+        s.seen.clear();
+        return s;
+    }
+    void add_value(site& s, const Key& key, const param_value& v, const trace_event& e) {
+        std::tuple<Key, std::string, value_kind> pair{key, format_value(v), v.kind};
+        if (std::find(s.seen.begin(), s.seen.end(), pair) != s.seen.end()) return;
+        const bool key_seen =
+            std::any_of(s.seen.begin(), s.seen.end(), [&](const auto& k) { return std::get<0>(k) == key; });
+        key_groups& k = s.keys[key];
+        if (!key_seen) ++k.calls;
+        group& g = k.values[{std::get<1>(pair), v.kind}];
+        const std::uint64_t duration = e.end_ns - e.begin_ns;
+        ++g.count;
+        g.total += duration;
+        g.max = std::max(g.max, duration);
+        s.seen.push_back(std::move(pair));
+    }
+    /// One row per site, by total descending; `describe(key, stats)` names
+    /// each key's stats. Each key keeps its `top` values by total (all: 0).
+    template <class Describe>
+    std::vector<method_param_stats> rows(const trace& t, std::size_t top, Describe&& describe) const {
+        std::vector<method_param_stats> out;
+        for (const auto& [site_id, s] : by_site) {
+            const trace_site* where = t.find_site(site_id);
+            method_param_stats ms;
+            ms.method = where ? where->name : "site " + std::to_string(site_id);
+            if (where) {
+                ms.file = where->file;
+                ms.line = where->line;
+            }
+            ms.calls = s.calls;
+            ms.total_ns = s.total;
+            ms.exceptional = s.exceptional;
+            for (const auto& [key, k] : s.keys) {
+                param_spec_stats ss;
+                describe(key, ss);
+                ss.calls = k.calls;
+                ss.distinct_values = k.values.size();
+                for (const auto& [value, g] : k.values) {
+                    param_value_stats v;
+                    v.value = value.first;
+                    v.kind = to_string(value.second);
+                    v.count = g.count;
+                    v.total_ns = g.total;
+                    v.mean_ns = static_cast<double>(g.total) / static_cast<double>(g.count);
+                    v.max_ns = g.max;
+                    ss.values.push_back(std::move(v));
+                }
+                // By total, then count (a stable order for equal rows).
+                std::stable_sort(ss.values.begin(), ss.values.end(),
+                                 [](const param_value_stats& a, const param_value_stats& b) {
+                                     if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
+                                     return a.count > b.count;
+                                 });
+                if (top != 0 && ss.values.size() > top) ss.values.resize(top);
+                ms.specs.push_back(std::move(ss));
+            }
+            out.push_back(std::move(ms));
+        }
+        std::stable_sort(out.begin(), out.end(),
+                         [](const method_param_stats& a, const method_param_stats& b) { return a.total_ns > b.total_ns; });
+        return out;
+    }
+};
+
 }  // namespace detail
 
 /// Groups the method calls of `t` by parameter value; keeps the `top`
@@ -126,84 +218,30 @@ inline param_report param_stats(const trace& t, std::size_t top = 10) {
     r.session = t.session.name;
     r.complete = t.complete;
     r.top = top;
-    struct group {
-        std::uint64_t count = 0, total = 0, max = 0;
-    };
-    struct spec_groups {
-        std::uint64_t calls = 0;
-        std::map<std::pair<std::string, value_kind>, group> values;
-    };
-    struct method_groups {
-        std::uint64_t calls = 0, total = 0, exceptional = 0;
-        std::map<std::uint32_t, spec_groups> specs;
-    };
-    std::map<std::uint64_t, method_groups> by_site;
-    std::vector<std::tuple<std::uint32_t, std::string, value_kind>> seen;  // one call's (spec, value) pairs
+    // Method calls by (site, spec), zones by (site, key): the values each
+    // produced, counted once per call or zone.
+    detail::value_groups<std::uint32_t> methods;
+    detail::value_groups<std::string> zones;
     for (const trace_event& e : t.events) {
-        const trace_method_call* call = t.method_of(e);
-        if (!call) continue;
-        ++r.method_calls;
-        const std::uint64_t duration = e.end_ns - e.begin_ns;
-        method_groups& m = by_site[e.site_id];
-        ++m.calls;
-        m.total += duration;
-        m.exceptional += call->exceptional;
-        seen.clear();
-        for (const param_value& v : t.params_of(e)) {
-            std::tuple<std::uint32_t, std::string, value_kind> key{v.spec, format_value(v), v.kind};
-            const bool spec_seen =
-                std::any_of(seen.begin(), seen.end(), [&](const auto& k) { return std::get<0>(k) == v.spec; });
-            if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
-            spec_groups& s = m.specs[v.spec];
-            if (!spec_seen) ++s.calls;
-            group& g = s.values[{std::get<1>(key), v.kind}];
-            ++g.count;
-            g.total += duration;
-            g.max = std::max(g.max, duration);
-            seen.push_back(std::move(key));
+        if (const trace_method_call* call = t.method_of(e)) {
+            ++r.method_calls;
+            detail::value_groups<std::uint32_t>::site& m = methods.add_call(e);
+            m.exceptional += call->exceptional;
+            for (const param_value& v : t.params_of(e)) methods.add_value(m, v.spec, v, e);
+        }
+        if (e.args_count != 0) {
+            ++r.zones_with_args;
+            detail::value_groups<std::string>::site& z = zones.add_call(e);
+            for (const trace_zone_argument& a : t.args_of(e)) zones.add_value(z, std::string(a.key), a.value, e);
         }
     }
-    for (auto& [site_id, m] : by_site) {
-        const trace_site* site = t.find_site(site_id);
-        method_param_stats ms;
-        ms.method = site ? site->name : "site " + std::to_string(site_id);
-        if (site) {
-            ms.file = site->file;
-            ms.line = site->line;
-        }
-        ms.calls = m.calls;
-        ms.total_ns = m.total;
-        ms.exceptional = m.exceptional;
-        for (auto& [spec, s] : m.specs) {
-            param_spec_stats ss;
-            ss.spec = spec;
-            ss.label = t.param_label(spec);
-            if (const trace_param_spec* def = t.find_param_spec(spec)) ss.text = def->text;
-            ss.calls = s.calls;
-            ss.distinct_values = s.values.size();
-            for (const auto& [key, g] : s.values) {
-                param_value_stats v;
-                v.value = key.first;
-                v.kind = to_string(key.second);
-                v.count = g.count;
-                v.total_ns = g.total;
-                v.mean_ns = static_cast<double>(g.total) / static_cast<double>(g.count);
-                v.max_ns = g.max;
-                ss.values.push_back(std::move(v));
-            }
-            // By total, then count, then value (a stable order for equal rows).
-            std::stable_sort(ss.values.begin(), ss.values.end(),
-                             [](const param_value_stats& a, const param_value_stats& b) {
-                                 if (a.total_ns != b.total_ns) return a.total_ns > b.total_ns;
-                                 return a.count > b.count;
-                             });
-            if (top != 0 && ss.values.size() > top) ss.values.resize(top);
-            ms.specs.push_back(std::move(ss));
-        }
-        r.methods.push_back(std::move(ms));
-    }
-    std::stable_sort(r.methods.begin(), r.methods.end(),
-                     [](const method_param_stats& a, const method_param_stats& b) { return a.total_ns > b.total_ns; });
+    r.methods = methods.rows(t, top, [&](std::uint32_t spec, param_spec_stats& ss) {
+        ss.spec = spec;
+        ss.label = t.param_label(spec);
+        if (const trace_param_spec* def = t.find_param_spec(spec)) ss.text = def->text;
+    });
+    r.zone_args = zones.rows(t, top, [](const std::string& key, param_spec_stats& ss) { ss.label = key; });
+    const auto& by_site = methods.by_site;
     for (const trace_apply_error& e : t.apply_errors) {
         const trace_site* site = t.find_site(e.site_id);
         r.apply_errors.push_back(
@@ -216,7 +254,7 @@ inline param_report param_stats(const trace& t, std::size_t top = 10) {
     for (const trace_param_spec& def : t.param_specs) {
         if (detail::spec_item(def.text, "param").empty()) continue;  // timing or compile-time chains: no value to expect
         const bool valued = std::any_of(by_site.begin(), by_site.end(),
-                                        [&](const auto& m) { return m.second.specs.count(def.index) != 0; });
+                                        [&](const auto& m) { return m.second.keys.count(def.index) != 0; });
         const bool failed = std::any_of(t.apply_errors.begin(), t.apply_errors.end(),
                                         [&](const trace_apply_error& e) { return e.spec == def.index; });
         if (valued || failed) continue;
@@ -233,6 +271,49 @@ inline param_report param_stats(const trace& t, std::size_t top = 10) {
     return r;
 }
 
+namespace detail {
+/// The text tables of format_param_stats: per site a header line, per spec
+/// (`with_spec`) or argument key its values as rows (count, total, mean,
+/// max, value); `unit` is what a site's count counts ("call", "zone").
+inline void append_value_tables(std::string& out, const std::vector<method_param_stats>& sites, const char* unit,
+                                bool with_spec) {
+    const char* const row = "    %9s %10s %10s %10s  %s\n";
+    char line[512];
+    for (const method_param_stats& m : sites) {
+        std::snprintf(line, sizeof line, "\n%s", printable(m.method).c_str());
+        out += line;
+        if (!m.file.empty()) out += "  (" + printable(m.file) + ":" + std::to_string(m.line) + ")";
+        out += "\n  " + std::to_string(m.calls) + " " + unit + (m.calls == 1 ? ", total " : "s, total ") +
+               human_duration(static_cast<double>(m.total_ns));
+        if (m.exceptional != 0) out += ", " + std::to_string(m.exceptional) + " exceptional";
+        out += '\n';
+        for (const param_spec_stats& s : m.specs) {
+            out += "  " + printable(s.label);
+            if (with_spec) {
+                out += " (spec " + std::to_string(s.spec);
+                if (!s.text.empty()) out += ": " + printable(s.text);
+                out += ")";
+            }
+            out += ", " + std::to_string(s.calls) + " " + unit + (s.calls == 1 ? ", " : "s, ") +
+                   std::to_string(s.distinct_values) + (s.distinct_values == 1 ? " value\n" : " values\n");
+            std::snprintf(line, sizeof line, row, "count", "total", "mean", "max", "value");
+            out += line;
+            for (const param_value_stats& v : s.values) {
+                std::snprintf(line, sizeof line, row, std::to_string(v.count).c_str(),
+                              human_duration(static_cast<double>(v.total_ns)).c_str(),
+                              human_duration(v.mean_ns).c_str(),
+                              human_duration(static_cast<double>(v.max_ns)).c_str(), "");
+                out.append(line, std::strlen(line) - 1);  // the value may be long: appended whole
+                out += printable(v.value) + "\n";
+            }
+            if (s.values.size() < s.distinct_values) {
+                out += "    (" + std::to_string(s.distinct_values - s.values.size()) + " more values)\n";
+            }
+        }
+    }
+}
+}  // namespace detail
+
 /// Text: per method a header line, per spec its values as rows
 /// (count, total, mean, max, value), then the spec errors.
 inline std::string format_param_stats(const param_report& r) {
@@ -245,34 +326,11 @@ inline std::string format_param_stats(const param_report& r) {
     if (r.methods.empty()) {
         out += "no parameter values recorded (no method calls with parameter specs in this trace)\n";
     }
-    const char* const row = "    %9s %10s %10s %10s  %s\n";
-    for (const method_param_stats& m : r.methods) {
-        std::snprintf(line, sizeof line, "\n%s", printable(m.method).c_str());
-        out += line;
-        if (!m.file.empty()) out += "  (" + printable(m.file) + ":" + std::to_string(m.line) + ")";
-        out += "\n  " + std::to_string(m.calls) + (m.calls == 1 ? " call, total " : " calls, total ") +
-               detail::human_duration(static_cast<double>(m.total_ns));
-        if (m.exceptional != 0) out += ", " + std::to_string(m.exceptional) + " exceptional";
-        out += '\n';
-        for (const param_spec_stats& s : m.specs) {
-            out += "  " + printable(s.label) + " (spec " + std::to_string(s.spec);
-            if (!s.text.empty()) out += ": " + printable(s.text);
-            out += "), " + std::to_string(s.calls) + (s.calls == 1 ? " call, " : " calls, ") +
-                   std::to_string(s.distinct_values) + (s.distinct_values == 1 ? " value\n" : " values\n");
-            std::snprintf(line, sizeof line, row, "count", "total", "mean", "max", "value");
-            out += line;
-            for (const param_value_stats& v : s.values) {
-                std::snprintf(line, sizeof line, row, std::to_string(v.count).c_str(),
-                              detail::human_duration(static_cast<double>(v.total_ns)).c_str(),
-                              detail::human_duration(v.mean_ns).c_str(),
-                              detail::human_duration(static_cast<double>(v.max_ns)).c_str(), "");
-                out.append(line, std::strlen(line) - 1);  // the value may be long: appended whole
-                out += printable(v.value) + "\n";
-            }
-            if (s.values.size() < s.distinct_values) {
-                out += "    (" + std::to_string(s.distinct_values - s.values.size()) + " more values)\n";
-            }
-        }
+    detail::append_value_tables(out, r.methods, "call", true);
+    if (!r.zone_args.empty()) {
+        out += "\nzone arguments: " + std::to_string(r.zones_with_args) +
+               (r.zones_with_args == 1 ? " zone" : " zones") + " by argument value\n";
+        detail::append_value_tables(out, r.zone_args, "zone", false);
     }
     if (!r.apply_errors.empty()) out += "\nspecs that did not fit a method (their values read EnableFailed):\n";
     for (const param_apply_error_row& e : r.apply_errors) {
@@ -292,13 +350,12 @@ inline std::string format_param_stats(const param_report& r) {
     return out;
 }
 
-/// The report as one JSON object (durations in integer ns, mean as a number).
-inline std::string param_stats_json(const param_report& r) {
-    std::string out = "{\"session\":" + json::quote(r.session) + ",\"complete\":" + (r.complete ? "true" : "false") +
-                      ",\"top\":" + std::to_string(r.top) + ",\"method_calls\":" + json::number(r.method_calls) +
-                      ",\"methods\":[";
-    for (std::size_t i = 0; i < r.methods.size(); ++i) {
-        const method_param_stats& m = r.methods[i];
+namespace detail {
+/// The JSON of append_value_tables: one object per site, its specs or keys
+/// with their value rows.
+inline void append_value_tables_json(std::string& out, const std::vector<method_param_stats>& sites) {
+    for (std::size_t i = 0; i < sites.size(); ++i) {
+        const method_param_stats& m = sites[i];
         if (i) out += ',';
         out += "{\"method\":" + json::quote(m.method) + ",\"file\":" + json::quote(m.file) +
                ",\"line\":" + std::to_string(m.line) + ",\"calls\":" + json::number(m.calls) +
@@ -321,6 +378,17 @@ inline std::string param_stats_json(const param_report& r) {
         }
         out += "]}";
     }
+}
+}  // namespace detail
+
+/// The report as one JSON object (durations in integer ns, mean as a number).
+inline std::string param_stats_json(const param_report& r) {
+    std::string out = "{\"session\":" + json::quote(r.session) + ",\"complete\":" + (r.complete ? "true" : "false") +
+                      ",\"top\":" + std::to_string(r.top) + ",\"method_calls\":" + json::number(r.method_calls) +
+                      ",\"methods\":[";
+    detail::append_value_tables_json(out, r.methods);
+    out += "],\"zones_with_args\":" + json::number(r.zones_with_args) + ",\"zone_args\":[";
+    detail::append_value_tables_json(out, r.zone_args);
     out += "],\"apply_errors\":[";
     for (std::size_t i = 0; i < r.apply_errors.size(); ++i) {
         const param_apply_error_row& e = r.apply_errors[i];

@@ -40,6 +40,7 @@ struct memory_event {
     std::uint32_t cpu = 0;
     /// zone of a method site: true when the record carried a method call;
     /// its values (text owned, see `param_text`) and exit details follow.
+    /// zone_arg: `name` is the key, `params` holds the one value.
     bool has_method = false;
     std::vector<param_value> params;
     bool exceptional = false;
@@ -98,6 +99,7 @@ public:
         e.metrics.assign(r.metrics, r.metrics + r.metric_count);
         e.cpu = r.cpu;
         if (r.method) copy_method(*r.method, e);
+        if (r.arg) copy_values(&r.arg->value, 1, e);
         if (r.spec) {
             e.spec = r.spec->index;
             e.spec_text = std::string(r.spec->text);
@@ -142,7 +144,11 @@ private:
         e.has_cpu = m.has_cpu;
         e.cpu_begin_ns = m.cpu_begin_ns;
         e.cpu_end_ns = m.cpu_end_ns;
-        e.params.assign(m.values, m.values + m.value_count);
+        copy_values(m.values, m.value_count, e);
+    }
+    // The values, with their text copied into one shared string.
+    static void copy_values(const param_value* values, std::size_t count, memory_event& e) {
+        e.params.assign(values, values + count);
         std::size_t bytes = 0;
         for (const param_value& v : e.params) bytes += v.text.size();
         if (bytes == 0) {

@@ -61,4 +61,27 @@ inline std::string printable(std::string_view s) {
     return out;
 }
 
+/// `s` as valid UTF-8 text to embed (a protobuf string field, a label): a
+/// view of `s` itself when it is ASCII (the common case: no copy), else of
+/// printable(s), kept inside. Cost: one scan of `s`.
+class printable_view {
+public:
+    explicit printable_view(std::string_view s) : view_(s) {
+        for (const char c : s) {
+            if (static_cast<unsigned char>(c) >= 0x80) {
+                fixed_ = printable(s);
+                view_ = fixed_;
+                break;
+            }
+        }
+    }
+    printable_view(const printable_view&) = delete;
+    printable_view& operator=(const printable_view&) = delete;
+    operator std::string_view() const noexcept { return view_; }
+
+private:
+    std::string_view view_;
+    std::string fixed_;
+};
+
 }  // namespace loupe::report

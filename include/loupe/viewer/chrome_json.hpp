@@ -122,6 +122,7 @@ public:
         }
         thread_has_metrics_ = !metrics.empty();
         thread_has_calls_ = metrics.has_calls();
+        thread_has_args_ = metrics.has_args();
         loupe::detail::replay_thread(events, begins_, [&](const loupe::detail::timeline_step& step) {
             if (step.kind != loupe::detail::timeline_step::end) write_event(events[step.event], step);
         });
@@ -201,7 +202,12 @@ private:
         loupe::detail::thread_zone_metrics::call call;
         const bool is_call = LOUPE_UNLIKELY(thread_has_calls_) && step.kind == loupe::detail::timeline_step::begin &&
                              metrics_->call_of(step.event, call);
-        if (context || op || metrics.count != 0 || is_call) {
+        // A zone's arguments: likewise.
+        item_span<trace_zone_argument> args;
+        if (LOUPE_UNLIKELY(thread_has_args_) && step.kind == loupe::detail::timeline_step::begin) {
+            args = metrics_->args_of(step.event);
+        }
+        if (context || op || metrics.count != 0 || is_call || !args.empty()) {
             *out_ += ",\"args\":{";
             bool first = true;
             if (op) {
@@ -213,6 +219,7 @@ private:
             }
             if (LOUPE_UNLIKELY(metrics.count != 0)) first = write_metric_args(metrics, first);
             if (LOUPE_UNLIKELY(is_call)) first = write_param_args(call, first);
+            if (LOUPE_UNLIKELY(!args.empty())) first = write_zone_args(args, first);
             for (unsigned f = 0; context && f < context_field_count; ++f) {
                 if (context->fields[f].empty()) continue;
                 if (!first) *out_ += ',';
@@ -270,6 +277,18 @@ private:
         return first;
     }
 
+    // A zone's arguments as "key":value (see write_metric_args).
+    LOUPE_COLD bool write_zone_args(item_span<trace_zone_argument> args, bool first) {
+        for (const trace_zone_argument& a : args) {
+            if (!first) *out_ += ',';
+            first = false;
+            report::json::append_string(*out_, a.key);
+            *out_ += ':';
+            append_param_value(*out_, a.value);
+        }
+        return first;
+    }
+
     static void append_param_value(std::string& out, const param_value& v) {
         switch (v.kind) {
             case value_kind::boolean:
@@ -308,6 +327,7 @@ private:
     const loupe::detail::thread_zone_metrics* metrics_ = nullptr;  // of the thread being written
     bool thread_has_metrics_ = false;                              // !metrics_->empty()
     bool thread_has_calls_ = false;                                // metrics_->has_calls()
+    bool thread_has_args_ = false;                                 // metrics_->has_args()
     std::vector<std::pair<std::uint32_t, std::string>> param_labels_;  // spec index -> label
     std::string metric_keys_[max_metrics];  // by metric id: "\"name\":" for the metrics shown, else empty
     std::string pid_;

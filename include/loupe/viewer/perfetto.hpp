@@ -135,25 +135,8 @@ constexpr std::uint32_t interned_event_names = 2, interned_annotation_names = 3,
 constexpr std::uint32_t entry_iid = 1, entry_name = 2;
 }  // namespace field
 
-// `s` as valid UTF-8 for a protobuf string field: as is when it is ASCII
-// (the common case, no copy), else through report::printable.
-class printable_text {
-public:
-    explicit printable_text(std::string_view s) : view_(s) {
-        for (const char c : s) {
-            if (static_cast<unsigned char>(c) >= 0x80) {
-                fixed_ = report::printable(s);
-                view_ = fixed_;
-                break;
-            }
-        }
-    }
-    operator std::string_view() const noexcept { return view_; }
-
-private:
-    std::string_view view_;
-    std::string fixed_;
-};
+// A protobuf string field's text: valid UTF-8, no copy when ASCII.
+using printable_text = report::printable_view;
 
 enum track_event_type : std::uint64_t { slice_begin = 1, slice_end = 2, instant_event = 3, counter_event = 4 };
 constexpr std::uint64_t clock_realtime = 1, clock_boottime = 6, clock_incremental = 64;
@@ -414,6 +397,7 @@ private:
         pb::close(out_, track);
         thread_has_metrics_ = !metrics_->empty();
         thread_has_calls_ = metrics_->has_calls();
+        thread_has_args_ = metrics_->has_args();
         if (thread_has_metrics_ || thread_has_calls_) write_metric_names();
         close_packet(packet);
 
@@ -503,6 +487,7 @@ private:
             // A zone's metrics: looked up only on threads that have some.
             if (LOUPE_UNLIKELY(thread_has_metrics_)) write_metric_annotations(step.event);
             if (LOUPE_UNLIKELY(thread_has_calls_)) write_call_annotations(step.event);
+            if (LOUPE_UNLIKELY(thread_has_args_)) write_zone_arg_annotations(step.event);
         }
         if (context) {
             for (unsigned f = 0; f < context_field_count; ++f) {
@@ -585,29 +570,44 @@ private:
                 pb::append_bytes(out_, field::annotation_name,
                                  printable_text(loupe::detail::param_label_at(param_labels_, call.values, i)));
             }
-            switch (v.kind) {
-                case value_kind::boolean:
-                    pb::append_uint(out_, field::annotation_bool_value, v.as_bool() ? 1 : 0);
-                    break;
-                case value_kind::integer:
-                    pb::append_int(out_, field::annotation_int_value, v.as_int());
-                    break;
-                case value_kind::unsigned_integer:
-                    pb::append_uint(out_, field::annotation_uint_value, v.as_uint());
-                    break;
-                case value_kind::floating:
-                    pb::append_double(out_, field::annotation_double_value, v.as_double());
-                    break;
-                default:
-                    pb::append_bytes(out_, field::annotation_string_value, printable_text(format_value(v)));
-                    break;
-            }
+            append_annotation_value(v);
             pb::close(out_, annotation);
         }
         if (call.exceptional) append_true_annotation(exceptional_annotation);
         if (call.values_lost) append_true_annotation(values_lost_annotation);
         if (call.has_cpu) {
             append_int_annotation(cpu_annotation, static_cast<std::int64_t>(call.cpu_end_ns - call.cpu_begin_ns));
+        }
+    }
+
+    // A zone's arguments as typed annotations named by their keys.
+    LOUPE_COLD void write_zone_arg_annotations(std::uint32_t event) {
+        for (const trace_zone_argument& a : metrics_->args_of(event)) {
+            const std::size_t annotation = pb::open(out_, field::event_annotations);
+            pb::append_bytes(out_, field::annotation_name, printable_text(a.key));
+            append_annotation_value(a.value);
+            pb::close(out_, annotation);
+        }
+    }
+
+    // A traced value as an annotation's typed value field.
+    void append_annotation_value(const param_value& v) {
+        switch (v.kind) {
+            case value_kind::boolean:
+                pb::append_uint(out_, field::annotation_bool_value, v.as_bool() ? 1 : 0);
+                break;
+            case value_kind::integer:
+                pb::append_int(out_, field::annotation_int_value, v.as_int());
+                break;
+            case value_kind::unsigned_integer:
+                pb::append_uint(out_, field::annotation_uint_value, v.as_uint());
+                break;
+            case value_kind::floating:
+                pb::append_double(out_, field::annotation_double_value, v.as_double());
+                break;
+            default:
+                pb::append_bytes(out_, field::annotation_string_value, printable_text(format_value(v)));
+                break;
         }
     }
 
@@ -740,6 +740,7 @@ private:
     const loupe::detail::thread_flows* flows_ = nullptr;           // of the trace (begin)
     bool thread_has_metrics_ = false;                              // !metrics_->empty()
     bool thread_has_calls_ = false;                                // metrics_->has_calls()
+    bool thread_has_args_ = false;                                 // metrics_->has_args()
     std::vector<std::pair<std::uint32_t, std::string>> param_labels_;  // spec index -> label, interned in this order
     std::uint64_t thread_id_ = 0;
     std::vector<bool> interned_sites_;  // by site index

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "loupe/core/detail/runtime_class.hpp"
+#include "loupe/core/zone_arg.hpp"
 
 namespace loupe::detail {
 
@@ -184,6 +185,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
     const thread_info thread = collector_detail::describe(r);
     record rec;
     rec.thread = &thread;
+    zone_argument arg;  // a numeric zone argument's view (rec.arg while it is sent)
     drain_result result;
     result.consumed = r.drain([&](const raw_record& raw) {
         ring::pending_payload& pending = r.collector_payload;
@@ -271,6 +273,14 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                 rec.begin_ns = rec.end_ns = clock_.to_ns(raw.t0);
                 rec.flow_id = raw.t1;
                 break;
+            case site_kind::zone_arg:  // a number; text comes as a unit (zone_arg_record.hpp)
+                rec.kind = record_kind::zone_arg;
+                rec.begin_ns = rec.end_ns = clock_.to_ns(raw.t0);
+                arg.key = raw.where->name;
+                arg.value.kind = static_cast<const zone_arg_site*>(raw.where)->type;
+                arg.value.bits = raw.t1;
+                rec.arg = &arg;
+                break;
             case site_kind::io:      // not a call-site kind (I/O comes as a unit): ignored
             case site_kind::method:  // likewise (method calls come as units)
             case site_kind::unit:    // handled above
@@ -289,6 +299,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             collector_detail::bump(s.delivered, 1);
             s.send(rec);
         }
+        rec.arg = nullptr;
         return true;
     });
     return result;

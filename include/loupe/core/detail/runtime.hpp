@@ -9,3 +9,4 @@
 #include "loupe/core/detail/host_slow_paths.hpp"
 #include "loupe/core/detail/process_hooks.hpp"
 #include "loupe/core/detail/runtime_class.hpp"
+#include "loupe/core/detail/zone_arg_record.hpp"

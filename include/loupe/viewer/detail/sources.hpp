@@ -24,6 +24,7 @@
 #include <thread>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -139,11 +140,58 @@ inline const trace_io_op* io_operation_of(const trace& t, const timeline_event& 
     return e.site() >= t.sites.size() ? &t.io_ops[e.site() - t.sites.size()] : nullptr;
 }
 
-/// The metric deltas of one thread's zones, by index in its timeline
-/// events. Values are the trace's (trace::metric_values) or, decoded from
-/// ZONE_METRICS records, the thread's own (values()). Most threads, and all
-/// of a trace without metrics, have none: writers then do not look (empty()).
-/// Not thread-safe (of() keeps a search hint): one per converting thread.
+/// Entries keyed by event index (ascending as added), looked up in about
+/// event order: the search starts from the previous answer and walks a few
+/// steps before falling back to a binary search. Not thread-safe (find keeps
+/// a hint). `Entry` has a `std::uint32_t event`.
+template <class Entry>
+class by_event_index {
+public:
+    void clear() noexcept {
+        items_.clear();
+        hint_ = next_ = 0;
+    }
+    bool empty() const noexcept { return items_.empty(); }
+    void add(const Entry& e) { items_.push_back(e); }
+    /// The entry of event `event`, or nullptr. Out of line: writers call it
+    /// only for threads that have some, and keep their per-event code small.
+    LOUPE_NOINLINE const Entry* find(std::uint32_t event) const noexcept {
+        const std::size_t n = items_.size();
+        if (n == 0) return nullptr;
+        std::size_t i = hint_ < n ? hint_ : n - 1;
+        for (int steps = 0; steps < 8 && items_[i].event < event && i + 1 < n; ++steps) ++i;
+        for (int steps = 0; steps < 8 && items_[i].event > event && i > 0; ++steps) --i;
+        if (items_[i].event != event) {
+            const auto it = std::lower_bound(items_.begin(), items_.end(), event,
+                                             [](const Entry& e, std::uint32_t k) { return e.event < k; });
+            if (it == items_.end() || it->event != event) return nullptr;
+            i = static_cast<std::size_t>(it - items_.begin());
+        }
+        hint_ = i;
+        return &items_[i];
+    }
+    /// See thread_zone_metrics::renumber_before.
+    void renumber_before(std::uint32_t at, std::uint32_t inserted_so_far) noexcept {
+        for (; next_ < items_.size() && items_[next_].event < at; ++next_) items_[next_].event += inserted_so_far;
+    }
+    void end_renumbering(std::uint32_t inserted) noexcept {
+        for (; next_ < items_.size(); ++next_) items_[next_].event += inserted;
+        next_ = 0;
+    }
+
+private:
+    std::vector<Entry> items_;       // by event
+    std::size_t next_ = 0;           // renumbering: the first entry not moved yet
+    mutable std::size_t hint_ = 0;   // the previous answer of find()
+};
+
+/// What one thread's zones carry besides their times, by index in its
+/// timeline events: metric deltas, method calls' parameter values and exit
+/// details, zone arguments. Values are the trace's (trace::metric_values,
+/// param_values, zone_args) or, decoded from the .loupe bytes, the thread's
+/// own (values(), params(), args()). Most threads, and all of a trace
+/// without them, have none: writers then do not look (empty(), has_calls(),
+/// has_args()). Not thread-safe (lookups keep a hint): one per converting thread.
 class thread_zone_metrics {
 public:
     struct span {
@@ -164,11 +212,12 @@ public:
 
     /// Values from an in-memory trace (add's `first` indexes them).
     explicit thread_zone_metrics(const std::vector<metric_value>& model_values) : values_(&model_values) {}
-    /// Values and method calls' parameter values from an in-memory trace
-    /// (add's and add_call's `first` index them).
-    thread_zone_metrics(const std::vector<metric_value>& model_values, const std::vector<param_value>& model_params)
-        : values_(&model_values), params_(&model_params) {}
-    /// Values of their own (values(), which add's `first` indexes).
+    /// Values, method calls' parameter values and zone arguments from an
+    /// in-memory trace (add's, add_call's and add_args' `first` index them).
+    thread_zone_metrics(const std::vector<metric_value>& model_values, const std::vector<param_value>& model_params,
+                        const std::vector<trace_zone_argument>& model_args)
+        : values_(&model_values), params_(&model_params), args_(&model_args) {}
+    /// Values of their own (values(), params(), args()).
     thread_zone_metrics() : values_(&own_) {}
     thread_zone_metrics(const thread_zone_metrics&) = delete;
     thread_zone_metrics& operator=(const thread_zone_metrics&) = delete;
@@ -176,91 +225,80 @@ public:
     void clear() {
         entries_.clear();
         own_.clear();
-        hint_ = 0;
         calls_.clear();
         own_params_.clear();
-        call_hint_ = 0;
+        arg_runs_.clear();
+        own_args_.clear();
     }
-    /// No metric deltas (method calls aside: has_calls()).
+    /// No metric deltas (method calls and arguments aside).
     bool empty() const noexcept { return entries_.empty(); }
     bool has_calls() const noexcept { return !calls_.empty(); }
+    bool has_args() const noexcept { return !arg_runs_.empty(); }
+
+    /// Where decoded values go (own values only).
+    std::vector<metric_value>& values() noexcept { return own_; }
+    /// Event `event` (greater than the events added before) carries the
+    /// `count` values from index `first` on.
+    void add(std::uint32_t event, std::size_t first, std::size_t count) {
+        if (count != 0) entries_.add({event, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count)});
+    }
+    /// The deltas of event `event`, or none. Writers ask in begin order,
+    /// which is close to event order (by_event_index).
+    span of(std::uint32_t event) const noexcept {
+        const entry* e = entries_.find(event);
+        return e ? span{values_->data() + e->first, e->count} : span{};
+    }
+
     /// Where decoded parameter values go (own values only).
     std::vector<param_value>& params() noexcept { return own_params_; }
     /// Event `event` (greater than the events given calls before) is a
     /// method call with the `count` parameter values from index `first` on.
     void add_call(std::uint32_t event, std::size_t first, std::size_t count, bool exceptional, bool has_cpu,
                   std::uint64_t cpu_begin_ns, std::uint64_t cpu_end_ns, bool values_lost) {
-        calls_.push_back({event, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count), exceptional,
-                          has_cpu, cpu_begin_ns, cpu_end_ns, values_lost});
+        calls_.add({event, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count), exceptional, has_cpu,
+                    cpu_begin_ns, cpu_end_ns, values_lost});
     }
-    /// Whether event `event` is a method call; if so `out` receives it. As
-    /// of(): amortized O(1) for questions in about event order; out of line.
-    LOUPE_NOINLINE bool call_of(std::uint32_t event, call& out) const noexcept {
-        const std::size_t n = calls_.size();
-        if (n == 0) return false;
-        std::size_t i = call_hint_ < n ? call_hint_ : n - 1;
-        for (int steps = 0; steps < 8 && calls_[i].event < event && i + 1 < n; ++steps) ++i;
-        for (int steps = 0; steps < 8 && calls_[i].event > event && i > 0; ++steps) --i;
-        if (calls_[i].event != event) {
-            const auto it = std::lower_bound(calls_.begin(), calls_.end(), event,
-                                             [](const call_entry& e, std::uint32_t k) { return e.event < k; });
-            if (it == calls_.end() || it->event != event) return false;
-            i = static_cast<std::size_t>(it - calls_.begin());
-        }
-        call_hint_ = i;
-        const call_entry& c = calls_[i];
+    /// Whether event `event` is a method call; if so `out` receives it.
+    bool call_of(std::uint32_t event, call& out) const noexcept {
+        const call_entry* c = calls_.find(event);
+        if (c == nullptr) return false;
         const std::vector<param_value>& values = params_ ? *params_ : own_params_;
-        out = {values.data() + c.first, c.count, c.exceptional, c.has_cpu, c.cpu_begin_ns, c.cpu_end_ns, c.values_lost};
+        out = {values.data() + c->first, c->count, c->exceptional, c->has_cpu, c->cpu_begin_ns, c->cpu_end_ns,
+               c->values_lost};
         return true;
     }
-    /// Where decoded values go (own values only).
-    std::vector<metric_value>& values() noexcept { return own_; }
-    /// Event `event` (greater than the events added before) carries the
-    /// `count` values from index `first` on.
-    void add(std::uint32_t event, std::size_t first, std::size_t count) {
-        if (count == 0) return;
-        entries_.push_back({event, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count)});
-    }
 
-    /// The deltas of event `event`, or none. Writers ask in begin order,
-    /// which is close to event order: the search starts from the previous
-    /// answer and walks a few steps before falling back to a binary search.
-    /// Out of line: writers call it only for threads that have some, and
-    /// keep their per-event code small.
-    LOUPE_NOINLINE span of(std::uint32_t event) const noexcept {
-        const std::size_t n = entries_.size();
-        if (n == 0) return {};
-        std::size_t i = hint_ < n ? hint_ : n - 1;
-        for (int steps = 0; steps < 8 && entries_[i].event < event && i + 1 < n; ++steps) ++i;
-        for (int steps = 0; steps < 8 && entries_[i].event > event && i > 0; ++steps) --i;
-        if (entries_[i].event != event) {
-            const auto it = std::lower_bound(entries_.begin(), entries_.end(), event,
-                                             [](const entry& e, std::uint32_t k) { return e.event < k; });
-            if (it == entries_.end() || it->event != event) return {};
-            i = static_cast<std::size_t>(it - entries_.begin());
-        }
-        hint_ = i;
-        return {values_->data() + entries_[i].first, entries_[i].count};
+    /// Where decoded zone arguments go (own values only).
+    std::vector<trace_zone_argument>& args() noexcept { return own_args_; }
+    /// Event `event` (greater than the events given arguments before) is a
+    /// zone with the `count` arguments from index `first` on.
+    void add_args(std::uint32_t event, std::size_t first, std::size_t count) {
+        if (count != 0) arg_runs_.add({event, static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count)});
+    }
+    /// The arguments of event `event` (none for most).
+    item_span<trace_zone_argument> args_of(std::uint32_t event) const noexcept {
+        const entry* run = arg_runs_.find(event);
+        const std::vector<trace_zone_argument>& args = args_ ? *args_ : own_args_;
+        return run ? item_span<trace_zone_argument>{args.data() + run->first, run->count}
+                   : item_span<trace_zone_argument>{};
     }
 
     /// merge_io inserted an event before the old `at`-th: the events from
     /// there on move one place. Calls come with `at` not decreasing; the
     /// last, end_renumbering(inserted), moves what remains.
     void renumber_before(std::uint32_t at, std::uint32_t inserted_so_far) noexcept {
-        for (; next_ < entries_.size() && entries_[next_].event < at; ++next_) entries_[next_].event += inserted_so_far;
-        for (; next_call_ < calls_.size() && calls_[next_call_].event < at; ++next_call_) {
-            calls_[next_call_].event += inserted_so_far;
-        }
+        entries_.renumber_before(at, inserted_so_far);
+        calls_.renumber_before(at, inserted_so_far);
+        arg_runs_.renumber_before(at, inserted_so_far);
     }
     void end_renumbering(std::uint32_t inserted) noexcept {
-        for (; next_ < entries_.size(); ++next_) entries_[next_].event += inserted;
-        next_ = 0;
-        for (; next_call_ < calls_.size(); ++next_call_) calls_[next_call_].event += inserted;
-        next_call_ = 0;
+        entries_.end_renumbering(inserted);
+        calls_.end_renumbering(inserted);
+        arg_runs_.end_renumbering(inserted);
     }
 
 private:
-    struct entry {
+    struct entry {  // a run of values of one event
         std::uint32_t event;
         std::uint32_t first;
         std::uint32_t count;
@@ -275,16 +313,15 @@ private:
         std::uint64_t cpu_end_ns;
         bool values_lost;
     };
-    std::vector<entry> entries_;  // by event
+    by_event_index<entry> entries_;
     std::vector<metric_value> own_;
     const std::vector<metric_value>* values_;
-    std::size_t next_ = 0;          // renumbering: the first entry not moved yet
-    mutable std::size_t hint_ = 0;  // the previous answer of of()
-    std::vector<call_entry> calls_;  // by event
+    by_event_index<call_entry> calls_;
     std::vector<param_value> own_params_;
     const std::vector<param_value>* params_ = nullptr;  // the model's, else own_params_
-    std::size_t next_call_ = 0;                         // renumbering: the first call not moved yet
-    mutable std::size_t call_hint_ = 0;                 // the previous answer of call_of()
+    by_event_index<entry> arg_runs_;
+    std::vector<trace_zone_argument> own_args_;
+    const std::vector<trace_zone_argument>* args_ = nullptr;  // the model's, else own_args_
 };
 
 /// What the viewers call each parameter spec's values: its name, or
@@ -480,7 +517,7 @@ void for_each_thread_events(const trace& t, Visitor&& visit, const thread_flows*
     const site_indexes site_index(t);
     const thread_io_ops io(t);
     std::vector<timeline_event> events, scratch;
-    thread_zone_metrics metrics(t.metric_values, t.param_values);
+    thread_zone_metrics metrics(t.metric_values, t.param_values, t.zone_args);
     for (std::size_t th = 0; th < t.threads.size(); ++th) {
         const std::vector<std::uint32_t>& ops = io.of(t.threads[th].id);
         if (first[th] == first[th + 1] && ops.empty() && (!flows || flows->of(t.threads[th].id).empty())) continue;
@@ -497,6 +534,7 @@ void for_each_thread_events(const trace& t, Visitor&& visit, const thread_flows*
                 metrics.add_call(static_cast<std::uint32_t>(events.size()), m.params_begin, m.params_count,
                                  m.exceptional, m.has_cpu, m.cpu_begin_ns, m.cpu_end_ns, m.values_lost);
             }
+            metrics.add_args(static_cast<std::uint32_t>(events.size()), e.args_begin, e.args_count);
             events.push_back(timeline_event::make(e.type, site_index(e.site_id), e.begin_ns, e.end_ns, e.value, ctx));
         }
         merge_io(t, ops, events, scratch, metrics, [&](const trace_io_op& op) {
@@ -526,6 +564,14 @@ public:
         std::vector<std::pair<std::size_t, std::uint64_t>> zone_metrics_records;
         // The same for METHOD_CALL records.
         std::vector<std::pair<std::size_t, std::uint64_t>> method_call_records;
+        // Zone arguments, decoded (they are few), with the index in
+        // events_records of the first EVENTS record after them.
+        struct zone_arg {
+            std::size_t before_events_record;
+            std::uint64_t zone_begin_ns;
+            trace_zone_argument arg;  ///< key: arg_keys's; text: the .loupe bytes'
+        };
+        std::vector<zone_arg> zone_args;
         std::uint64_t event_bytes = 0;               // EVENTS payload bytes (an event takes >= 3)
     };
 
@@ -582,8 +628,17 @@ public:
         last_event_has_call_ = true;
     }
 
+    // Decoded here: the second pass attaches them to their zones (decode_thread).
+    void on_zone_arg(std::uint64_t, const trace_zone_arg& a) override {
+        thread_records& r = records[a.thread_id];
+        trace_zone_argument arg = a.arg;
+        arg.key = *arg_keys.emplace(a.arg.key).first;
+        r.zone_args.push_back({r.events_records.size(), a.zone_begin_ns, arg});
+    }
+
     std::unordered_map<std::uint64_t, thread_records> records;
     std::vector<std::uint64_t> site_offsets;  // where each site (trace::sites order) is defined
+    std::unordered_set<std::string> arg_keys;  // what zone arguments' keys view
 
 private:
     const unsigned char* data_;
@@ -611,6 +666,7 @@ inline trace_cursor record_after_thread(const unsigned char* data, std::size_t s
 struct skeleton_index {
     std::unordered_map<std::uint64_t, trace_skeleton_builder::thread_records> records;
     std::vector<std::uint64_t> site_offsets;  // by index in trace::sites
+    std::unordered_set<std::string> arg_keys;  // what zone arguments' keys view (nodes keep their place)
 };
 
 /// The first pass over .loupe bytes: `skeleton` receives the session, sites,
@@ -623,7 +679,7 @@ inline skeleton_index read_skeleton(const unsigned char* data, std::size_t size,
     first_pass.decode_events = false;  // the second pass decodes (and checks) them
     skeleton.complete = first_pass.run(options).complete;
     check_convertible(skeleton.sites.size(), 0);
-    return {std::move(builder.records), std::move(builder.site_offsets)};
+    return {std::move(builder.records), std::move(builder.site_offsets), std::move(builder.arg_keys)};
 }
 
 // Per-worker buffers of the second pass, reused from thread to thread.
@@ -634,6 +690,7 @@ struct thread_buffers {
     thread_contexts contexts;
     thread_zone_metrics metrics;    ///< of `events`, decoded from ZONE_METRICS and METHOD_CALL records
     trace_method_call_record call;  ///< scratch of decode_method_call
+    zone_arg_matcher args;          ///< zone arguments waiting for their zone
     std::size_t trace_events = 0;  ///< of `events`, those from EVENTS records (not I/O)
 };
 
@@ -698,8 +755,13 @@ inline void decode_thread(const unsigned char* data, std::size_t size, const tra
     std::uint64_t base_ns = skeleton.session.start_ns;
     auto zone_metrics = records.zone_metrics_records.begin();
     auto method_calls = records.method_call_records.begin();
+    auto zone_args = records.zone_args.begin();
+    b.args.clear();
     for (std::size_t r = 0; r < records.events_records.size(); ++r) {
         const std::uint64_t offset = records.events_records[r];
+        for (; zone_args != records.zone_args.end() && zone_args->before_events_record <= r; ++zone_args) {
+            b.args.hold(zone_args->zone_begin_ns, zone_args->arg);
+        }
         trace_cursor c = record_after_thread(data, size, offset);
         c.bounded_by_record = true;
         decode_event_list(
@@ -707,6 +769,12 @@ inline void decode_thread(const unsigned char* data, std::size_t size, const tra
             // Defined, and before this event (definitions precede first use).
             [&](std::uint64_t id, std::uint64_t at) { return site_index.defined(id) && site_offsets[site_index(id)] < at; },
             [&](std::uint64_t, const trace_event& e) {
+                if (LOUPE_UNLIKELY(b.args.held() != 0) && e.type == event_type::zone) {
+                    std::vector<trace_zone_argument>& args = b.metrics.args();
+                    const std::size_t first = args.size();
+                    b.metrics.add_args(static_cast<std::uint32_t>(b.events.size()), first,
+                                       b.args.take(e.begin_ns, args));
+                }
                 b.events.push_back(timeline_event::make(e.type, site_index(e.site_id), e.begin_ns, e.end_ns, e.value,
                                                         contexts.at(e.begin_ns)));
             });
