@@ -53,6 +53,18 @@ LOUPE_BENCH_CASE case_zone_recorded() {
     }
 }
 
+// A zone named at run time (an interned name) with an integer and a text
+// argument: the pair with case_zone_recorded.
+const std::string endpoint_name = "GET /orders/{id}";
+LOUPE_BENCH_CASE case_zone_named_two_args() {
+    for (long i = 0; i < io_iterations; ++i) {
+        LOUPE_ZONE_NAMED_AS(zone, endpoint_name);
+        LOUPE_ZONE_ARG(zone, "rows", i);
+        LOUPE_ZONE_ARG(zone, "table", "orders");
+        asm volatile("" ::: "memory");
+    }
+}
+
 LOUPE_BENCH_CASE case_flow_idle() {
     for (long i = 0; i < iterations; ++i) {
         LOUPE_FLOW("idle", 1);
@@ -212,6 +224,18 @@ int main() {
     case_flow_recorded();
     case_io_read_wrapped_recorded();
     auto stats = session.stop();
+    {
+        auto args_cfg = cfg;
+        args_cfg.name = "instructions-zone-args";
+        auto with_args = loupe::start_session(args_cfg);
+        std::thread([] { case_zone_named_two_args(); }).join();
+        const auto args_stats = with_args.stop();
+        if (args_stats.delivered != 3 * io_iterations) {
+            std::printf("named zones and arguments recorded: %llu of %ld\n",
+                        static_cast<unsigned long long>(args_stats.delivered), 3 * io_iterations);
+            return 1;
+        }
+    }
     {
         loupe::reflect<method_item>("bench::Item").field("sku", &method_item::sku);
         auto params_cfg = cfg;

@@ -66,6 +66,42 @@ void BM_Zone_Named_Recorded(benchmark::State& state) {
 BENCHMARK(BM_Zone_Named_Recorded);
 BENCHMARK(BM_Zone_Named_Recorded)->Threads(2);
 
+// A zone named at run time with two arguments (an integer and a short
+// text): four ring records where a zone takes one.
+void named_zone_with_two_args(benchmark::State& state) {
+    const std::string endpoint = "GET /orders/{id}";
+    std::int64_t rows = 0;
+    for (auto _ : state) {
+        LOUPE_ZONE_NAMED_AS(zone, endpoint);
+        LOUPE_ZONE_ARG(zone, "rows", ++rows);
+        LOUPE_ZONE_ARG(zone, "table", "orders");
+        benchmark::ClobberMemory();
+    }
+}
+
+// The pair with BM_Zone_Recorded.
+void BM_Zone_NamedTwoArgs_Recorded(benchmark::State& state) {
+    loupe_bench::discarding_session session(state);
+    named_zone_with_two_args(state);
+}
+BENCHMARK(BM_Zone_NamedTwoArgs_Recorded);
+
+void BM_Zone_NamedTwoArgs_Idle(benchmark::State& state) { named_zone_with_two_args(state); }
+BENCHMARK(BM_Zone_NamedTwoArgs_Idle);
+
+// Two numeric arguments: one record each.
+void BM_Zone_TwoNumberArgs_Recorded(benchmark::State& state) {
+    loupe_bench::discarding_session session(state);
+    std::int64_t rows = 0;
+    for (auto _ : state) {
+        LOUPE_ZONE_AS(zone, "query");
+        LOUPE_ZONE_ARG(zone, "rows", ++rows);
+        LOUPE_ZONE_ARG(zone, "ratio", 0.5);
+        benchmark::ClobberMemory();
+    }
+}
+BENCHMARK(BM_Zone_TwoNumberArgs_Recorded);
+
 void BM_Zone_Named_Idle(benchmark::State& state) {
     const std::string endpoint = "GET /orders/{id}";
     for (auto _ : state) {

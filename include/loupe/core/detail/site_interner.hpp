@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -102,16 +103,20 @@ inline site_interner& zone_names() { return process_singleton<site_interner>::ge
 inline const site* intern_zone_site(const site& where, std::string_view name) noexcept {
     // The calling thread's last answer: a name that repeats at a call site
     // (one endpoint served in a loop) takes no lock.
+    // The name's length is kept with it, so a repeat costs one comparison.
     struct last_answer {
         const site* where;
         const site* interned;
+        std::size_t length;
     };
-    static thread_local last_answer last{nullptr, nullptr};
-    if (last.where == &where && last.interned != &where && std::string_view(last.interned->name) == name) {
+    static thread_local last_answer last{nullptr, nullptr, 0};
+    if (last.where == &where && last.interned != &where && last.length == name.size() &&
+        (name.empty() || std::memcmp(last.interned->name, name.data(), name.size()) == 0)) {
         return last.interned;
     }
     try {
-        last = {&where, zone_names().intern(where, name)};
+        const site* interned = zone_names().intern(where, name);
+        last = {&where, interned, std::strlen(interned->name)};
         return last.interned;
     } catch (...) {  // no memory for the interner itself
         return &where;
