@@ -1,0 +1,98 @@
+// Cost of carrying a task's context (W3C Trace Context): parsing and
+// formatting a traceparent, parsing a tracestate, extracting both from a
+// header map, and making a span id, next to the floor a traceparent cannot
+// beat (copying its 55 bytes).
+#include <benchmark/benchmark.h>
+
+#include <cstring>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include <loupe/tasks.hpp>
+
+namespace {
+
+namespace tasks = loupe::tasks;
+
+constexpr std::string_view kTraceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+constexpr std::string_view kTracestate = "rojo=00f067aa0ba902b7,congo=t61rcWkgMzE,tenant@vendor=opaque-value_1";
+
+// The floor of format and parse: the 55 bytes copied, nothing checked.
+void BM_Floor_Memcpy55(benchmark::State& state) {
+    char out[tasks::traceparent_size];
+    for (auto _ : state) {
+        const char* in = kTraceparent.data();
+        benchmark::DoNotOptimize(in);
+        std::memcpy(out, in, sizeof out);
+        benchmark::DoNotOptimize(out);
+        benchmark::ClobberMemory();
+    }
+}
+BENCHMARK(BM_Floor_Memcpy55);
+
+void BM_Traceparent_Parse(benchmark::State& state) {
+    std::string_view text = kTraceparent;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(text);
+        const tasks::traceparent_result r = tasks::parse_traceparent(text);
+        benchmark::DoNotOptimize(r);
+    }
+}
+BENCHMARK(BM_Traceparent_Parse);
+
+void BM_Traceparent_Format(benchmark::State& state) {
+    tasks::task_context c = tasks::new_task(tasks::trace_flags::sampled);
+    char out[tasks::traceparent_size];
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(c);
+        tasks::format_traceparent(c, out);
+        benchmark::DoNotOptimize(out);
+        benchmark::ClobberMemory();
+    }
+}
+BENCHMARK(BM_Traceparent_Format);
+
+// A realistic list: three members, one of them multi-tenant.
+void BM_Tracestate_Parse(benchmark::State& state) {
+    std::string_view text = kTracestate;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(text);
+        const tasks::tracestate_result r = tasks::parse_tracestate(text);
+        benchmark::DoNotOptimize(r);
+    }
+}
+BENCHMARK(BM_Tracestate_Parse);
+
+// A request's headers as an HTTP library hands them over: ten fields, two of
+// them ours (found by a case-insensitive scan).
+void BM_Extract_HeaderMap(benchmark::State& state) {
+    const std::map<std::string, std::string> headers = {
+        {"accept", "application/json"},
+        {"accept-encoding", "gzip, deflate"},
+        {"authorization", "Bearer abc.def.ghi"},
+        {"content-length", "0"},
+        {"content-type", "application/json"},
+        {"host", "orders.internal:8080"},
+        {"traceparent", std::string(kTraceparent)},
+        {"tracestate", std::string(kTracestate)},
+        {"user-agent", "client/1.2"},
+        {"x-request-id", "r-42"},
+    };
+    for (auto _ : state) {
+        const tasks::extract_result r = tasks::extract(headers);
+        benchmark::DoNotOptimize(r);
+    }
+}
+BENCHMARK(BM_Extract_HeaderMap);
+
+void BM_NewSpanId(benchmark::State& state) {
+    for (auto _ : state) {
+        const std::uint64_t id = tasks::new_span_id();
+        benchmark::DoNotOptimize(id);
+    }
+}
+BENCHMARK(BM_NewSpanId);
+BENCHMARK(BM_NewSpanId)->Threads(2);
+
+}  // namespace
