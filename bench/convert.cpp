@@ -10,6 +10,10 @@
 //                         `loupe convert` does besides file I/O): the figure for
 //                         the 5 M events/s target
 //   BM_ConvertToChromeJson  the same for Chrome JSON
+//   BM_WriteOtlp          loupe::trace -> OTLP spans in 4 MiB batches;
+//                         items_per_second counts spans (zones; the counters
+//                         and flow points ride on them): the figure for the
+//                         1 M spans/s target
 // items_per_second counts trace events; bytes_per_event and size_vs_loupe
 // give the output size against the .loupe input.
 //
@@ -20,6 +24,7 @@
 #include <loupe/session.hpp>
 #include <loupe/format/reader.hpp>
 #include <loupe/viewer/chrome_json.hpp>
+#include <loupe/viewer/otlp.hpp>
 #include <loupe/viewer/perfetto.hpp>
 
 #include <unistd.h>
@@ -162,6 +167,19 @@ void BM_ConvertToChromeJson(benchmark::State& state) {
     report(state, size);
 }
 BENCHMARK(BM_ConvertToChromeJson)->Unit(benchmark::kMillisecond);
+
+void BM_WriteOtlp(benchmark::State& state) {
+    const loupe::trace& t = server_model();
+    loupe::viewer::otlp_result result;
+    for (auto _ : state) {
+        result = loupe::viewer::write_otlp(t, [](std::string_view batch) { benchmark::DoNotOptimize(batch.data()); });
+    }
+    state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * result.spans));
+    state.counters["spans"] = static_cast<double>(result.spans);
+    state.counters["batches"] = static_cast<double>(result.batches);
+    state.counters["bytes_per_span"] = static_cast<double>(result.bytes) / static_cast<double>(result.spans);
+}
+BENCHMARK(BM_WriteOtlp)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 
