@@ -1,0 +1,121 @@
+// `loupe ps|start|set|stop|status` against a real process: a forked child
+// of this test that listens (loupe::control::listen) and records zones for
+// alice and bob.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include <loupe/format/reader.hpp>
+
+#include "support/control_child.hpp"
+
+using namespace loupe_test;
+
+namespace {
+
+struct cli_result {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string slurp_file(const std::string& path) {
+    std::string s;
+    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
+        char buf[4096];
+        std::size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
+        std::fclose(f);
+    }
+    return s;
+}
+
+// Runs the CLI with XDG_RUNTIME_DIR = `runtime_dir`.
+cli_result loupe_cli(const std::string& runtime_dir, const std::string& args) {
+    const std::string out = runtime_dir + "/cli_out.txt";
+    const std::string err = runtime_dir + "/cli_err.txt";
+    const std::string command =
+        "XDG_RUNTIME_DIR='" + runtime_dir + "' '" + LOUPE_CLI_PATH + "' " + args + " >'" + out + "' 2>'" + err + "'";
+    const int raw = std::system(command.c_str());
+    cli_result r;
+    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
+    r.out = slurp_file(out);
+    r.err = slurp_file(err);
+    return r;
+}
+
+}  // namespace
+
+TEST(CliControlFork, PsStartSetStopAgainstARunningProcess) {
+    temp_folder runtime("cli_control");
+    std::filesystem::create_directory(runtime / "out");
+    const std::string sockets = runtime / "loupe";
+    listening_child child(sockets, runtime / "out");
+    const std::string pid = std::to_string(child.pid());
+
+    const cli_result ps = loupe_cli(runtime.path(), "ps");
+    ASSERT_EQ(ps.status, 0) << ps.err;
+    EXPECT_NE(ps.out.find("PID"), std::string::npos) << ps.out;
+    EXPECT_NE(ps.out.find(pid + " "), std::string::npos) << ps.out;
+
+    const cli_result start =
+        loupe_cli(runtime.path(), "start " + pid +
+                                      " --name alice --kinds zones --filter 'user == \"alice\"' -o "
+                                      "alice.loupe");
+    ASSERT_EQ(start.status, 0) << start.err;
+    EXPECT_NE(start.out.find("started session alice in process " + pid), std::string::npos) << start.out;
+
+    const cli_result status = loupe_cli(runtime.path(), "status " + pid);
+    ASSERT_EQ(status.status, 0) << status.err;
+    EXPECT_NE(status.out.find("alice  running"), std::string::npos) << status.out;
+
+    const cli_result bad_set = loupe_cli(runtime.path(), "set " + pid + " alice --filter 'user =='");
+    EXPECT_EQ(bad_set.status, 1);
+    EXPECT_NE(bad_set.err.find("loupe: process " + pid + ": "), std::string::npos) << bad_set.err;
+    const cli_result set =
+        loupe_cli(runtime.path(), "set " + pid + " alice --filter 'user == \"alice\" || user == \"carol\"'");
+    EXPECT_EQ(set.status, 0) << set.err;
+
+    const cli_result stop = loupe_cli(runtime.path(), "stop " + pid + " alice");
+    ASSERT_EQ(stop.status, 0) << stop.err;
+    EXPECT_NE(stop.out.find("stopped session alice"), std::string::npos) << stop.out;
+    const loupe::trace t = loupe::read_trace_file(runtime / "out/alice.loupe");
+    EXPECT_TRUE(t.complete);
+    const std::vector<named_zone> zones = zones_of(t);
+    EXPECT_FALSE(zones.empty());
+    for (const named_zone& z : zones) EXPECT_EQ(z.name, "alice_work");
+
+    // The file is readable by the trace commands too.
+    const cli_result stats = loupe_cli(runtime.path(), "stats '" + (runtime / "out/alice.loupe") + "'");
+    EXPECT_EQ(stats.status, 0) << stats.err;
+    EXPECT_NE(stats.out.find("alice_work"), std::string::npos);
+}
+
+TEST(CliControlFork, AnUnreachableProcessIsNamedAndExitsOne) {
+    temp_folder runtime("cli_control_gone");
+    // A pid that cannot exist (above pid_max's limit).
+    const cli_result stop = loupe_cli(runtime.path(), "stop 4194304 x");
+    EXPECT_EQ(stop.status, 1);
+    EXPECT_EQ(stop.err.rfind("loupe: process 4194304: ", 0), 0u) << stop.err;
+    const cli_result status = loupe_cli(runtime.path(), "status 4194304");
+    EXPECT_EQ(status.status, 1);
+    EXPECT_NE(status.err.find("process 4194304"), std::string::npos) << status.err;
+    // A stale socket (its process is gone) is skipped by ps.
+    std::filesystem::create_directory(runtime / "loupe");
+    ::chmod((runtime / "loupe").c_str(), 0700);
+    { listening_child child(runtime / "loupe", runtime.path()); }  // killed: its socket stays behind
+    const cli_result ps = loupe_cli(runtime.path(), "ps");
+    EXPECT_EQ(ps.status, 0) << ps.err;
+    EXPECT_EQ(ps.out, "PID      PROGRAM          SESSIONS\n");
+    // Bad usage.
+    const cli_result usage = loupe_cli(runtime.path(), "start 12");
+    EXPECT_EQ(usage.status, 2);
+    EXPECT_EQ(usage.err,
+              "loupe: start needs -o FILE (inside the process's output directory)\ntry 'loupe start --help'\n");
+}
