@@ -18,6 +18,7 @@
 #include <loupe/io.hpp>
 #include <loupe/metrics/metric.hpp>
 #include <loupe/viewer/chrome_json.hpp>
+#include <loupe/viewer/otlp.hpp>
 #include <loupe/viewer/perfetto.hpp>
 
 #include "support/json_parser.hpp"
@@ -371,6 +372,23 @@ TEST_F(Cli, ConvertSaysWhatItWrote) {
     EXPECT_EQ(j.err, "loupe: wrote 20 events to '" + json + "' (chrome-json, " + size_text(slurp(json).size()) + ")\n");
     std::remove(pftrace.c_str());
     std::remove(json.c_str());
+}
+
+// OTLP: the requests loupe::viewer::to_otlp makes, and a summary in spans
+// and batches; a batch limit below one request is refused by name.
+TEST_F(Cli, ConvertToOtlpWritesTheRequestsAndCountsSpansAndBatches) {
+    const std::string pb = path_ + ".pb";
+    const run_result r = run_cli("convert '" + path_ + "' --to otlp -o '" + pb + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    loupe::viewer::otlp_result expected_result;
+    const std::string expected = loupe::viewer::to_otlp(loupe::read_trace_file(path_), {}, &expected_result);
+    EXPECT_EQ(slurp(pb), expected);
+    EXPECT_EQ(r.err, "loupe: wrote " + std::to_string(expected_result.spans) + " spans in 1 batch to '" + pb +
+                         "' (otlp, " + size_text(expected.size()) + ")\n");
+    const run_result small = run_cli("convert '" + path_ + "' --to otlp --batch-bytes 12 -o '" + pb + "'");
+    EXPECT_EQ(small.status, 2);
+    EXPECT_NE(small.err.find("--batch-bytes '12' (argument 6)"), std::string::npos) << small.err;
+    std::remove(pb.c_str());
 }
 
 // -o -: the converted trace alone on stdout, the summary on stderr.
@@ -733,16 +751,18 @@ TEST(CliUsage, AUsageErrorIsOneLineNamingTheArgumentAndAHint) {
     EXPECT_TRUE(option.out.empty());
     const run_result value = run_cli("convert x.loupe --to pdf -o y");
     EXPECT_EQ(value.err,
-              "loupe: --to 'pdf' (argument 4): expected perfetto or chrome-json\ntry 'loupe convert --help'\n");
+              "loupe: --to 'pdf' (argument 4): expected perfetto, chrome-json or otlp\ntry 'loupe convert --help'\n");
     const run_result command = run_cli("frobnicate x.loupe");
     EXPECT_EQ(command.status, 2);
     EXPECT_EQ(command.err,
-              "loupe: unknown command 'frobnicate'; expected 'dump', 'stats', 'report' or 'convert'\n"
+              "loupe: unknown command 'frobnicate'; expected dump, stats, report, convert, export, ps, start, set, stop or "
+              "status\n"
               "try 'loupe --help'\n");
     const run_result nothing = run_cli("");
     EXPECT_EQ(nothing.status, 2);
     EXPECT_EQ(nothing.err,
-              "loupe: missing command; expected 'dump', 'stats', 'report' or 'convert'\ntry 'loupe --help'\n");
+              "loupe: missing command; expected dump, stats, report, convert, export, ps, start, set, stop or status\n"
+              "try 'loupe --help'\n");
     const run_result help_of_nothing = run_cli("frobnicate --help");
     EXPECT_EQ(help_of_nothing.status, 2);
     EXPECT_EQ(help_of_nothing.err.rfind("loupe: unknown command 'frobnicate'", 0), 0u) << help_of_nothing.err;

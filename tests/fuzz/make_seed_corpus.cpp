@@ -3,9 +3,11 @@
 // contexts, method calls with values and apply errors, I/O, flows, zone
 // metrics, drops) for fuzz_trace_reader and fuzz_viewers, and texts for each
 // parser of fuzz_text_inputs (first byte: 0 filter, 1 specs, 2 chain,
-// 3 signature).
+// 3 signature), and task context for fuzz_trace_context (first byte:
+// 0 traceparent, 1 tracestate, 2 header block, 3 in-band token, 4 header
+// map).
 //
-//   loupe_fuzz_seeds OUT_DIR      (makes OUT_DIR/traces and OUT_DIR/text)
+//   loupe_fuzz_seeds OUT_DIR      (makes OUT_DIR/traces, OUT_DIR/text, OUT_DIR/tasks and OUT_DIR/control)
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -83,6 +85,7 @@ int main(int argc, char** argv) {
     const std::filesystem::path out(argv[1]);
     std::filesystem::create_directories(out / "traces");
     std::filesystem::create_directories(out / "text");
+    std::filesystem::create_directories(out / "tasks");
     loupe::reflect<seeds::Item>("seeds::Item").field("sku", &seeds::Item::sku);
 
     loupe::session_config all;
@@ -112,6 +115,38 @@ int main(int argc, char** argv) {
     seeds::write_text(out / "text" / "chain_2", 2, "cast(shop::Special)|deref|apply(shop::table_of)|hash");
     seeds::write_text(out / "text" / "signature_1", 3,
                       "std::map<std::string, std::vector<int>> ns::C<T>::f(const char*, int (*)(double)) const");
+
+    const std::string parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+    seeds::write_text(out / "tasks" / "traceparent_1", 0, parent);
+    seeds::write_text(out / "tasks" / "traceparent_2", 0,
+                      " cc-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01-future\t");
+    seeds::write_text(out / "tasks" / "traceparent_3", 0, "00-4BF92F3577B34DA6A3CE929D0E0E4736-0000000000000000-0");
+    seeds::write_text(out / "tasks" / "tracestate_1", 1, "rojo=00f067aa0ba902b7, congo=t61rcWkgMzE ,\t\n"
+                                                         "tenant@sys= spaced value,foo=1,foo=2,FOO=3,bad=a=b,empty=");
+    seeds::write_text(out / "tasks" / "header_block_1", 2,
+                      "GET /orders HTTP/1.1\r\nHost: example.com\r\nTraceParent: " + parent +
+                          "\r\ntracestate: congo=t61rcWkgMzE\r\n folded=1\r\nTRACESTATE: rojo=1\r\n"
+                          "traceresponse: " + parent + "\r\n\r\nbody");
+    seeds::write_text(out / "tasks" / "header_block_2", 2,
+                      "traceparent: " + parent + "\r\ntraceparent: " + parent + "\r\n\r\n");
+    seeds::write_text(out / "tasks" / "in_band_1", 3,
+                      "__lt1-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01__orders.created");
+    seeds::write_text(out / "tasks" / "in_band_2", 3, "__lt1-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01_x");
+    seeds::write_text(out / "tasks" / "header_map_1", 4,
+                      "TraceParent:" + parent + "\ntracestate:congo=t61rcWkgMzE,rojo=1\nTraceState:a=1");
+    // fuzz_control: request lines (first byte 0) and reply lines (1).
+    std::filesystem::create_directories(out / "control");
+    seeds::write_text(out / "control" / "request_info", 0, "info");
+    seeds::write_text(out / "control" / "request_start", 0,
+                      "start name=alice; kinds=zones,io,methods; filter=\"user == \\\"alice\\\"\"; "
+                      "params=\"method=f(int); param=1\\nmethod=g(); data=cpu\"; metrics=cpu_time,alloc_bytes; "
+                      "ring_bytes=65536; overflow=block; output=sub/alice.loupe; duration_ms=10000");
+    seeds::write_text(out / "control" / "request_set", 0, "set alice filter=\"app in [\\\"shop\\\"]\"; params=\"\"");
+    seeds::write_text(out / "control" / "request_stop", 0, "stop alice");
+    seeds::write_text(out / "control" / "reply_list", 1,
+                      "{\"ok\":true,\"sessions\":[{\"name\":\"a\",\"running\":false,\"output\":\"/t/a\\u00e9\",\"delivered\":18446744073709551615}]}");
+    seeds::write_text(out / "control" / "reply_error", 1,
+                      "{\"ok\":false,\"error\":\"column 7: unknown key\",\"column\":7,\"x\":[null,-1.5e3,\"\\ud83d\\ude00\"]}");
     std::printf("seed corpus in %s\n", out.string().c_str());
     return 0;
 }

@@ -33,12 +33,16 @@ set(loupe_layer_table
     "io:base,core"
     "params:base,core,text"
     "flow:base,core"
+    "tasks:base,core,text"
     "format:base"
     "report:base,format,text"
     "viewer:base,format,text"
-    "sinks:base,core,format,viewer,text")
+    "export:base,format,text,viewer"
+    "sinks:base,core,format,viewer,text"
+    "remote:base,text"
+    "control:base,core,text,remote,sinks")
 # tools/loupe/* (the CLI reads traces; it must never pull in the recorder).
-set(loupe_tools_may_include base format text report viewer)
+set(loupe_tools_may_include base format text report viewer export remote)
 # Also the rules:
 #  - <layer>/detail/ may be included only from <layer>/ (and its detail/);
 #  - files directly in include/loupe/ are umbrellas for users: they may

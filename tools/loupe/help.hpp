@@ -11,13 +11,16 @@ inline const char* const global_help =
     "usage: loupe <command> FILE [options]\n"
     "       loupe <command> --help\n"
     "\n"
-    "Reads .loupe traces.\n"
+    "Reads .loupe traces; starts and stops sessions in running processes.\n"
     "\n"
     "commands:\n"
     "  dump     print every record of a trace, in file order\n"
     "  stats    zone durations, parameter values (--params) or flow hops (--flows)\n"
     "  report   I/O (--io), call trees and totals of a metric (--tree, --flat, ...)\n"
-    "  convert  write a trace for ui.perfetto.dev (Perfetto or Chrome JSON)\n"
+    "  convert  write a trace for ui.perfetto.dev (Perfetto, Chrome JSON) or as OTLP spans\n"
+    "  export   send traces as OTLP spans to an OpenTelemetry collector (OTLP/HTTP)\n"
+    "  ps       this user's processes that listen for loupe (loupe::control::listen)\n"
+    "  start, set, stop, status PID ...  start, change, stop, show sessions in such a process\n"
     "  help     show this text; 'loupe help <command>': that command's help\n"
     "\n"
     "options:\n"
@@ -76,15 +79,91 @@ inline const char* const report_help =
     "  --strict    refuse a trace cut short (read by default up to its last whole record)\n";
 
 inline const char* const convert_help =
-    "usage: loupe convert FILE --to perfetto|chrome-json -o OUT [--uncompressed] [--strict]\n"
+    "usage: loupe convert FILE --to perfetto|chrome-json|otlp -o OUT [--uncompressed] [--batch-bytes N]\n"
+    "                     [--strict]\n"
     "\n"
-    "Writes the trace for ui.perfetto.dev, then one line on stderr: events, output, size.\n"
+    "Writes the trace for ui.perfetto.dev, or as OpenTelemetry spans (OTLP protobuf), then\n"
+    "one line on stderr: what was written (events; spans and batches for otlp), output, size.\n"
     "\n"
     "options:\n"
-    "  --to FORMAT     perfetto (protobuf .pftrace) or chrome-json (Trace Event JSON)\n"
+    "  --to FORMAT     perfetto (protobuf .pftrace), chrome-json (Trace Event JSON) or otlp\n"
+    "                  (ExportTraceServiceRequest batches, concatenated)\n"
     "  -o OUT          the output file; '-': stdout\n"
     "  --uncompressed  --to perfetto: plain packets (for protoc --decode), not deflated\n"
+    "  --batch-bytes N --to otlp: largest batch in bytes (default 4194304)\n"
     "  --strict        refuse a trace cut short (read by default up to its last whole record)\n";
+
+inline const char* const export_help =
+    "usage: loupe export FILE... --otlp URL [--gzip] [--batch-bytes N] [--retries N] [--progress]\n"
+    "                    [--strict]\n"
+    "\n"
+    "Sends each trace as OpenTelemetry spans (its own resource) to a collector: HTTP/1.1 POSTs of\n"
+    "OTLP protobuf to URL, in order. Plain HTTP, no TLS: for a TLS backend, run an OpenTelemetry\n"
+    "Collector on localhost and send to it. Then one line on stderr: spans and batches sent,\n"
+    "bytes, spans rejected, retries.\n"
+    "\n"
+    "options:\n"
+    "  --otlp URL      http://HOST[:PORT]/PATH, e.g. http://127.0.0.1:4318/v1/traces; default:\n"
+    "                  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT, else OTEL_EXPORTER_OTLP_ENDPOINT + /v1/traces\n"
+    "  --gzip          compress each request (Content-Encoding: gzip)\n"
+    "  --batch-bytes N largest request in bytes (default 4194304)\n"
+    "  --retries N     retries of a batch on 429, 502, 503, 504 or a connection error, with\n"
+    "                  exponential backoff from 1 s (Retry-After honoured, waits at most 30 s;\n"
+    "                  default 5; 0 to 100)\n"
+    "  --progress      show progress on stderr (shown anyway when stderr is a terminal)\n"
+    "  --strict        refuse a trace cut short (read by default up to its last whole record)\n"
+    "\n"
+    "environment: OTEL_EXPORTER_OTLP_HEADERS (key=value,... sent with each request),\n"
+    "  OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES (key=value,... added to the resource)\n"
+    "\n"
+    "exit status: 0 every span accepted; 1 a file could not be read, a batch was not delivered,\n"
+    "or the collector rejected spans; 2 bad usage (a bad OTEL_* variable too)\n";
+
+inline const char* const ps_help =
+    "usage: loupe ps\n"
+    "\n"
+    "Lists this user's processes that listen for loupe commands (loupe::control::listen),\n"
+    "from the socket directory ($XDG_RUNTIME_DIR/loupe, else /tmp/loupe-UID): PID, program,\n"
+    "sessions running. Sockets of processes that died are skipped. Exit 1 when a listed\n"
+    "process could not be reached (one line per process on stderr).\n";
+
+inline const char* const start_help =
+    "usage: loupe start PID -o FILE [--name N] [--kinds K] [--filter F] [--params FILE]\n"
+    "                   [--metrics M] [--ring-bytes N] [--overflow drop|block] [--for DURATION]\n"
+    "\n"
+    "Starts a session in process PID, which writes the trace to FILE.\n"
+    "\n"
+    "options:\n"
+    "  -o FILE          the trace, relative to the process's output directory (or absolute\n"
+    "                   inside it; see 'loupe status PID')\n"
+    "  --name N         the session's name (default remote-1, remote-2, ...)\n"
+    "  --kinds K        zones,instants,counters,io,methods,flows or all (default all)\n"
+    "  --filter F       record only threads whose context matches F, e.g. 'user == \"alice\"'\n"
+    "  --params FILE    parameter specs, one per line (read here, sent to the process)\n"
+    "  --metrics M      metrics per zone, comma-separated (e.g. cpu_time,alloc_bytes)\n"
+    "  --ring-bytes N   per-thread ring size\n"
+    "  --overflow P     drop (default) or block when a ring is full\n"
+    "  --for DURATION   stop by itself after 500ms, 10s, 5m, 1h ...\n";
+
+inline const char* const set_help =
+    "usage: loupe set PID NAME --filter F\n"
+    "       loupe set PID NAME --params FILE\n"
+    "\n"
+    "Changes the thread filter or the parameter specs of session NAME in process PID while\n"
+    "it runs. An invalid filter or spec is refused and the old one stays.\n";
+
+inline const char* const stop_help =
+    "usage: loupe stop PID NAME\n"
+    "\n"
+    "Stops session NAME in process PID. When it returns the trace file is complete; prints\n"
+    "the file and the session's final counts.\n";
+
+inline const char* const status_help =
+    "usage: loupe status PID [PID...]\n"
+    "\n"
+    "Shows each process's endpoint (program, loupe version, output directory, connections\n"
+    "refused) and the sessions started through it with their counts. Exit 1 when a process\n"
+    "could not be reached.\n";
 
 /// The help of `command`; nullptr when there is no such command.
 inline const char* command_help(std::string_view command) noexcept {
@@ -92,6 +171,12 @@ inline const char* command_help(std::string_view command) noexcept {
     if (command == "stats") return stats_help;
     if (command == "report") return report_help;
     if (command == "convert") return convert_help;
+    if (command == "ps") return ps_help;
+    if (command == "start") return start_help;
+    if (command == "set") return set_help;
+    if (command == "stop") return stop_help;
+    if (command == "status") return status_help;
+    if (command == "export") return export_help;
     return nullptr;
 }
 

@@ -7,8 +7,10 @@
 //                                                  method call durations by parameter value
 //   loupe stats   FILE --flows [--json] [--strict]
 //                                                  time between consecutive points of flows
-//   loupe convert FILE --to perfetto|chrome-json -o OUT [--uncompressed] [--strict]
+//   loupe convert FILE --to perfetto|chrome-json|otlp -o OUT [--uncompressed] [--batch-bytes N] [--strict]
 //                                                  a file for ui.perfetto.dev (convert.hpp)
+//   loupe export  FILE... --otlp URL [--gzip] [--batch-bytes N] [--retries N] [--progress] [--strict]
+//                                                  OTLP/HTTP to a collector (export.hpp)
 //   loupe report  FILE --io [--by GROUP] [--json] [--strict]
 //                                                  I/O per file, socket, thread, context field or zone
 //   loupe report  FILE --tree|--flat|--callers|--per-cpu|--per-thread [--metric M] [--ns] [--json] [--strict]
@@ -19,8 +21,12 @@
 // (one line "loupe: <file>: byte <offset>: <what>" on stderr) or has no
 // usable --metric M ("loupe: <file>: <what>"), 2 bad usage (one line
 // "loupe: <what>" naming the argument, then "try 'loupe CMD --help'").
+// export: 0 every span accepted, 1 a file unreadable, a batch not
+// delivered or spans rejected, 2 bad usage (a bad OTEL_* variable too).
 #include <loupe/base/error.hpp>
 #include <loupe/base/version.hpp>
+#include <loupe/export/otlp_env.hpp>
+#include <loupe/export/otlp_http.hpp>
 #include <loupe/format/decoder.hpp>
 #include <loupe/format/mapped_file.hpp>
 #include <loupe/format/reader.hpp>
@@ -42,8 +48,10 @@
 
 #include "convert.hpp"
 #include "dump.hpp"
+#include "export.hpp"
 #include "help.hpp"
 #include "metric_reports.hpp"
+#include "remote_commands.hpp"
 
 namespace {
 
@@ -69,14 +77,18 @@ struct options {
     std::string format;         // convert
     std::string output;         // convert
     bool uncompressed = false;  // convert --to perfetto
+    std::size_t batch_bytes = 0;  // convert --to otlp; 0: the default
     bool params = false;        // stats --params
     std::size_t top = 10;       // stats --params --top
     bool flows = false;         // stats --flows
+    std::vector<std::string> files;  // export: every FILE
+    loupe_cli::export_request exporting;  // export: --otlp, --gzip, --retries, --progress, the environment
 };
 
 // Options followed by a value (which may look like anything).
 bool takes_value(std::string_view arg) {
-    return arg == "--by" || arg == "--metric" || arg == "--top" || arg == "--to" || arg == "-o";
+    return arg == "--by" || arg == "--metric" || arg == "--top" || arg == "--to" || arg == "-o" || arg == "--otlp" ||
+           arg == "--retries" || arg == "--batch-bytes";
 }
 
 bool is_option(std::string_view arg) { return arg.size() > 1 && arg[0] == '-'; }
@@ -107,8 +119,11 @@ command_line scan(int argc, char** argv) {
     return c;
 }
 
+// Every command, for the messages about a missing or unknown one.
+constexpr const char* command_list = "dump, stats, report, convert, export, ps, start, set, stop or status";
+
 std::string unknown_command(const std::string& command) {
-    return "unknown command '" + command + "'; expected 'dump', 'stats', 'report' or 'convert'";
+    return "unknown command '" + command + "'; expected " + command_list;
 }
 
 // Bad usage: one line saying what was wrong, one pointing at the help.
@@ -143,6 +158,27 @@ int run_help(int argc, char** argv) {
     return 0;
 }
 
+// export: the files, and what the environment adds (OTEL_*: the endpoint
+// when --otlp is not given, headers, the resource); what is wrong, or "".
+std::string check_export(const std::vector<std::string>& positional, options& o) {
+    o.files.assign(positional.begin() + 1, positional.end());
+    loupe_cli::export_request& e = o.exporting;
+    e.files = o.files;
+    e.decode = o.decode;
+    e.batch_bytes = o.batch_bytes;
+    loupe::exporter::otlp_env env;
+    const std::string problem = loupe::exporter::read_otlp_env(env);
+    if (!problem.empty()) return problem;
+    if (e.endpoint.empty()) e.endpoint = env.endpoint;
+    if (e.endpoint.empty()) {
+        return "export needs --otlp URL (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT)";
+    }
+    e.headers = env.headers;
+    e.service_name = env.service_name;
+    e.resource_attributes = env.resource_attributes;
+    return {};
+}
+
 // Reads the arguments into `o` and checks them: an empty string, or what is
 // wrong (naming the argument).
 std::string parse_arguments(int argc, char** argv, options& o) {
@@ -155,11 +191,16 @@ std::string parse_arguments(int argc, char** argv, options& o) {
     int partial_at = 0;
     int strict_at = 0;
     std::string report_flag;  // the first of --io, --tree, ... given
+    std::string export_flag;  // the first of --otlp, --gzip, --retries, --progress given
+    int export_flag_at = 0;
+    int json_at = 0;
+    int batch_bytes_at = 0;
     std::vector<std::string> positional;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         if (arg == "--json") {
             o.json = true;
+            json_at = i;
         } else if (arg == "--partial") {  // the default; kept for scripts that pass it
             partial_at = i;
         } else if (arg == "--strict") {
@@ -203,16 +244,62 @@ std::string parse_arguments(int argc, char** argv, options& o) {
             o.top = static_cast<std::size_t>(value);
         } else if (arg == "--ns") {
             ns_at = i;
+        } else if (arg == "--otlp") {
+            if (i + 1 == argc) return "--otlp (argument " + std::to_string(i) + ") needs a URL";
+            const std::string url = argv[++i];
+            const std::string problem = loupe::exporter::check_endpoint(url);
+            if (!problem.empty()) return "--otlp '" + url + "' (argument " + std::to_string(i) + "): " + problem;
+            o.exporting.endpoint = url;
+            if (export_flag.empty()) {
+                export_flag = arg;
+                export_flag_at = i - 1;
+            }
+        } else if (arg == "--gzip" || arg == "--progress") {
+            (arg == "--gzip" ? o.exporting.gzip : o.exporting.progress) = true;
+            if (export_flag.empty()) {
+                export_flag = arg;
+                export_flag_at = i;
+            }
+        } else if (arg == "--retries") {
+            if (i + 1 == argc) return "--retries (argument " + std::to_string(i) + ") needs a number N";
+            const std::string n = argv[++i];
+            char* end = nullptr;
+            errno = 0;
+            const unsigned long long value = std::strtoull(n.c_str(), &end, 10);
+            if (n.empty() || !std::isdigit(static_cast<unsigned char>(n[0])) || *end != '\0' || errno == ERANGE ||
+                value > 100) {
+                return "--retries '" + n + "' (argument " + std::to_string(i) +
+                       "): expected a number of retries, 0 to 100";
+            }
+            o.exporting.retries = static_cast<unsigned>(value);
+            if (export_flag.empty()) {
+                export_flag = arg;
+                export_flag_at = i - 1;
+            }
         } else if (arg == "--uncompressed") {
             o.uncompressed = true;
+        } else if (arg == "--batch-bytes") {
+            if (i + 1 == argc) return "--batch-bytes (argument " + std::to_string(i) + ") needs a number of bytes";
+            const std::string n = argv[++i];
+            char* end = nullptr;
+            errno = 0;
+            const unsigned long long value = std::strtoull(n.c_str(), &end, 10);
+            if (n.empty() || !std::isdigit(static_cast<unsigned char>(n[0])) || *end != '\0' || errno == ERANGE ||
+                value < 1024 || value > (1ull << 32)) {
+                return "--batch-bytes '" + n + "' (argument " + std::to_string(i) +
+                       "): expected a number of bytes, 1024 to 4294967296";
+            }
+            o.batch_bytes = static_cast<std::size_t>(value);
+            batch_bytes_at = i - 1;
         } else if (arg == "--to" || arg == "-o") {
             if (i + 1 == argc) {
                 return arg + " (argument " + std::to_string(i) + ") needs " +
                        (arg == "--to" ? "a FORMAT" : "an output file");
             }
             (arg == "--to" ? o.format : o.output) = argv[++i];
-            if (arg == "--to" && o.format != "perfetto" && o.format != "chrome-json") {
-                return "--to '" + o.format + "' (argument " + std::to_string(i) + "): expected perfetto or chrome-json";
+            if (arg == "--to" && o.format != "perfetto" && o.format != "chrome-json" && o.format != "otlp") {
+                return "--to '" + o.format + "' (argument " + std::to_string(i) +
+                       "): expected perfetto, chrome-json or otlp";
             }
         } else if (is_option(arg)) {
             return "unknown option '" + arg + "' (argument " + std::to_string(i) + ")";
@@ -220,9 +307,10 @@ std::string parse_arguments(int argc, char** argv, options& o) {
             positional.push_back(arg);
         }
     }
-    if (positional.empty()) return "missing command; expected 'dump', 'stats', 'report' or 'convert'";
+    if (positional.empty()) return std::string("missing command; expected ") + command_list;
     o.command = positional[0];
-    if (o.command != "dump" && o.command != "stats" && o.command != "convert" && o.command != "report") {
+    if (o.command != "dump" && o.command != "stats" && o.command != "convert" && o.command != "report" &&
+        o.command != "export") {
         return unknown_command(o.command);
     }
     if (o.command == "report" && report_flag.empty()) {
@@ -281,11 +369,22 @@ std::string parse_arguments(int argc, char** argv, options& o) {
         return "--to, -o and --uncompressed apply to 'convert' only";
     }
     if (o.uncompressed && o.format != "perfetto") return "--uncompressed applies to --to perfetto only";
+    if (o.batch_bytes != 0 && o.format != "otlp" && o.command != "export") {
+        return "--batch-bytes (argument " + std::to_string(batch_bytes_at) +
+               ") applies to convert --to otlp and export only";
+    }
+    if (!export_flag.empty() && o.command != "export") {
+        return export_flag + " (argument " + std::to_string(export_flag_at) + ") applies to 'export' only";
+    }
     if (partial_at != 0 && strict_at != 0) {
         return "--partial (argument " + std::to_string(partial_at) + ") and --strict (argument " +
                std::to_string(strict_at) + ") contradict each other";
     }
     if (positional.size() < 2) return "'" + o.command + "' needs a trace FILE";
+    if (o.command == "export" && json_at != 0) {
+        return "--json (argument " + std::to_string(json_at) + ") does not apply to 'export'";
+    }
+    if (o.command == "export") return check_export(positional, o);
     if (positional.size() > 2) return "unexpected argument '" + positional[2] + "'; expected one FILE";
     o.file = positional[1];
     o.times = ns_at != 0 ? loupe::report::time_format::raw_ns : loupe::report::time_format::human;
@@ -319,6 +418,14 @@ void say_if_cut_short(const options& o) {
 }
 
 int run(const options& o) {
+    if (o.command == "export") {
+        for (const std::string& file : o.files) {
+            options one = o;
+            one.file = file;
+            say_if_cut_short(one);
+        }
+        return loupe_cli::run_export(o.exporting);
+    }
     say_if_cut_short(o);
     if (o.command == "dump") {
         const std::vector<unsigned char> bytes = loupe::read_trace_bytes(o.file);
@@ -332,7 +439,7 @@ int run(const options& o) {
         return 0;
     }
     if (o.command == "convert") {
-        return loupe_cli::run_convert({o.file, o.decode, o.format, o.output, o.uncompressed});
+        return loupe_cli::run_convert({o.file, o.decode, o.format, o.output, o.uncompressed, o.batch_bytes});
     }
     if (o.command == "report" && o.metrics != loupe_cli::metric_report::none) {
         return loupe_cli::run_metric_report(o.file, o.decode, o.metrics, o.metric, o.json, o.times);
@@ -391,6 +498,16 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (c.command == "help") return run_help(argc, argv);
+    if (loupe_cli::is_remote_command(c.command)) {  // ps, start, set, stop, status (remote_commands.hpp)
+        try {
+            return loupe_cli::run_remote(argc, argv);
+        } catch (const loupe_cli::remote_usage& u) {
+            return usage_error(c.command, u.problem);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "loupe: %s\n", e.what());
+            return 1;
+        }
+    }
     options o;
     const std::string problem = parse_arguments(argc, argv, o);
     if (!problem.empty()) return usage_error(c.command, problem);
