@@ -7,7 +7,7 @@
 // 0 traceparent, 1 tracestate, 2 header block, 3 in-band token, 4 header
 // map).
 //
-//   loupe_fuzz_seeds OUT_DIR      (makes OUT_DIR/traces, OUT_DIR/text, OUT_DIR/tasks and OUT_DIR/control)
+//   loupe_fuzz_seeds OUT_DIR      (makes OUT_DIR/traces, text, tasks, control and export)
 #include <fcntl.h>
 #include <unistd.h>
 
@@ -147,6 +147,16 @@ int main(int argc, char** argv) {
                       "{\"ok\":true,\"sessions\":[{\"name\":\"a\",\"running\":false,\"output\":\"/t/a\\u00e9\",\"delivered\":18446744073709551615}]}");
     seeds::write_text(out / "control" / "reply_error", 1,
                       "{\"ok\":false,\"error\":\"column 7: unknown key\",\"column\":7,\"x\":[null,-1.5e3,\"\\ud83d\\ude00\"]}");
+    // fuzz_export: an endpoint URL (0), a key=value list (1), a reply head
+    // (2), a chunked body (3), an ExportTraceServiceResponse (4).
+    std::filesystem::create_directories(out / "export");
+    seeds::write_text(out / "export" / "url", 0, "http://[::1]:4318/v1/traces");
+    seeds::write_text(out / "export" / "key_values", 1, "api-key=a%20b,service.name=shop, deployment.environment=prod");
+    seeds::write_text(out / "export" / "reply_head", 2,
+                      "HTTP/1.1 503 Service Unavailable\r\nRetry-After: 2\r\nContent-Length: 0\r\n"
+                      "Transfer-Encoding: chunked\r\n\r\n");
+    seeds::write_text(out / "export" / "chunked", 3, "4\r\nWiki\r\n5;ext=1\r\npedia\r\n0\r\nTrailer: x\r\n\r\n");
+    seeds::write_text(out / "export" / "response", 4, std::string("\x0a\x09\x08\x03\x12\x05shape", 11));
     std::printf("seed corpus in %s\n", out.string().c_str());
     return 0;
 }

@@ -244,7 +244,11 @@ inline parse_state parse_chunked(const std::string& in, std::size_t at, std::str
     body.clear();
     for (;;) {
         const std::size_t eol = in.find("\r\n", at);
-        if (eol == std::string::npos) return in.size() - at > 1024 ? parse_state::bad : parse_state::need_more;
+        if (eol == std::string::npos) {
+            if (in.size() - at <= 1024) return parse_state::need_more;
+            what = "chunk size line longer than 1024 bytes";
+            return parse_state::bad;
+        }
         std::uint64_t size = 0;
         std::size_t k = at;
         for (; k < eol; ++k) {
