@@ -1,6 +1,6 @@
-// `loupe ps|start|set|stop|status` against a real process: a forked child
-// of this test that listens (loupe::control::listen) and records zones for
-// alice and bob.
+// `loupe ps|start|set|stop|status|record` against real processes: forked
+// children of this test that listen (loupe::control::listen) and record
+// zones for alice and bob.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -95,6 +95,50 @@ TEST(CliControlFork, PsStartSetStopAgainstARunningProcess) {
     const cli_result stats = loupe_cli(runtime.path(), "stats '" + (runtime / "out/alice.loupe") + "'");
     EXPECT_EQ(stats.status, 0) << stats.err;
     EXPECT_NE(stats.out.find("alice_work"), std::string::npos);
+}
+
+// record: one session in each process, stopped together, the traces
+// collected into one directory; a process that cannot be reached is named,
+// the others are still recorded, and the exit status says so.
+TEST(CliControlFork, RecordCollectsATraceFromEveryProcess) {
+    temp_folder runtime("cli_record");
+    std::filesystem::create_directory(runtime / "out1");
+    std::filesystem::create_directory(runtime / "out2");
+    const std::string sockets = runtime / "loupe";
+    listening_child first(sockets, runtime / "out1");
+    listening_child second(sockets, runtime / "out2");
+    const std::string pids = std::to_string(first.pid()) + "," + std::to_string(second.pid());
+    const std::string run = runtime / "run";
+
+    const cli_result r = loupe_cli(runtime.path(), "record --pids " + pids +
+                                                       " --for 300ms --kinds zones --filter 'user == \"alice\"' -o '" +
+                                                       run + "'");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("recorded 2 of 2 processes for 0.3 s"), std::string::npos) << r.out;
+    std::size_t traces = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(run)) {
+        ++traces;
+        const std::string name = entry.path().filename().string();
+        EXPECT_TRUE(name.find(std::to_string(first.pid())) != std::string::npos ||
+                    name.find(std::to_string(second.pid())) != std::string::npos)
+            << name;
+        const loupe::trace t = loupe::read_trace_file(entry.path().string());
+        EXPECT_TRUE(t.complete) << name;
+        const std::vector<named_zone> zones = zones_of(t);
+        EXPECT_FALSE(zones.empty()) << name;
+        for (const named_zone& z : zones) EXPECT_EQ(z.name, "alice_work") << name;
+    }
+    EXPECT_EQ(traces, 2u);
+
+    const cli_result partly = loupe_cli(runtime.path(), "record " + std::to_string(first.pid()) +
+                                                            " 4194304 --for 100ms -o '" + run + "2'");
+    EXPECT_EQ(partly.status, 1);
+    EXPECT_EQ(partly.err.rfind("loupe: process 4194304: ", 0), 0u) << partly.err;
+    EXPECT_NE(partly.out.find("recorded 1 of 2 processes"), std::string::npos) << partly.out;
+
+    const cli_result usage = loupe_cli(runtime.path(), "record --pids " + pids + " -o '" + run + "'");
+    EXPECT_EQ(usage.status, 2);
+    EXPECT_EQ(usage.err, "loupe: record needs --for DURATION (e.g. 5s)\ntry 'loupe record --help'\n");
 }
 
 TEST(CliControlFork, AnUnreachableProcessIsNamedAndExitsOne) {

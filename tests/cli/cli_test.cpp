@@ -755,13 +755,14 @@ TEST(CliUsage, AUsageErrorIsOneLineNamingTheArgumentAndAHint) {
     const run_result command = run_cli("frobnicate x.loupe");
     EXPECT_EQ(command.status, 2);
     EXPECT_EQ(command.err,
-              "loupe: unknown command 'frobnicate'; expected dump, stats, report, convert, export, ps, start, set, stop or "
-              "status\n"
+              "loupe: unknown command 'frobnicate'; expected dump, stats, report, convert, export, ps, start, set, stop, "
+              "status or record\n"
               "try 'loupe --help'\n");
     const run_result nothing = run_cli("");
     EXPECT_EQ(nothing.status, 2);
     EXPECT_EQ(nothing.err,
-              "loupe: missing command; expected dump, stats, report, convert, export, ps, start, set, stop or status\n"
+              "loupe: missing command; expected dump, stats, report, convert, export, ps, start, set, stop, status or "
+              "record\n"
               "try 'loupe --help'\n");
     const run_result help_of_nothing = run_cli("frobnicate --help");
     EXPECT_EQ(help_of_nothing.status, 2);

@@ -20,7 +20,7 @@ inline const char* const global_help =
     "  convert  write a trace for ui.perfetto.dev (Perfetto, Chrome JSON) or as OTLP spans\n"
     "  export   send traces as OTLP spans to an OpenTelemetry collector (OTLP/HTTP)\n"
     "  ps       this user's processes that listen for loupe (loupe::control::listen)\n"
-    "  start, set, stop, status PID ...  start, change, stop, show sessions in such a process\n"
+    "  start, set, stop, status, record  sessions in such processes (record: several at once)\n"
     "  help     show this text; 'loupe help <command>': that command's help\n"
     "\n"
     "options:\n"
@@ -165,6 +165,26 @@ inline const char* const status_help =
     "refused) and the sessions started through it with their counts. Exit 1 when a process\n"
     "could not be reached.\n";
 
+inline const char* const record_help =
+    "usage: loupe record --pids PID,PID,... --for DURATION -o DIR [--name N] [--kinds K]\n"
+    "                    [--filter F] [--params FILE] [--metrics M] [--ring-bytes N]\n"
+    "                    [--overflow drop|block] [--progress]\n"
+    "\n"
+    "Starts one session (the same options in each) in every process named, one after the\n"
+    "other as fast as they answer, stops them together after DURATION and copies their\n"
+    "traces into DIR as PROGRAM-PID.loupe; one line per process, then a summary. Each\n"
+    "session also stops by itself a minute after DURATION should this command die.\n"
+    "\n"
+    "options:\n"
+    "  --pids LIST      the processes (also as arguments after the command)\n"
+    "  --for DURATION   how long: 500ms, 10s, 5m, 1h ...\n"
+    "  -o DIR           where the traces are collected (made if missing)\n"
+    "  --progress       a line per second on stderr (shown anyway when stderr is a terminal)\n"
+    "  (the session options are start's: see 'loupe start --help')\n"
+    "\n"
+    "exit status: 0 every process recorded; 1 one could not be reached or its trace not\n"
+    "collected (the others are); 2 bad usage\n";
+
 /// The help of `command`; nullptr when there is no such command.
 inline const char* command_help(std::string_view command) noexcept {
     if (command == "dump") return dump_help;
@@ -176,6 +196,7 @@ inline const char* command_help(std::string_view command) noexcept {
     if (command == "set") return set_help;
     if (command == "stop") return stop_help;
     if (command == "status") return status_help;
+    if (command == "record") return record_help;
     if (command == "export") return export_help;
     return nullptr;
 }

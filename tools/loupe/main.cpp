@@ -120,7 +120,7 @@ command_line scan(int argc, char** argv) {
 }
 
 // Every command, for the messages about a missing or unknown one.
-constexpr const char* command_list = "dump, stats, report, convert, export, ps, start, set, stop or status";
+constexpr const char* command_list = "dump, stats, report, convert, export, ps, start, set, stop, status or record";
 
 std::string unknown_command(const std::string& command) {
     return "unknown command '" + command + "'; expected " + command_list;
@@ -498,7 +498,7 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (c.command == "help") return run_help(argc, argv);
-    if (loupe_cli::is_remote_command(c.command)) {  // ps, start, set, stop, status (remote_commands.hpp)
+    if (loupe_cli::is_remote_command(c.command)) {  // ps, start, set, stop, status, record (remote_commands.hpp)
         try {
             return loupe_cli::run_remote(argc, argv);
         } catch (const loupe_cli::remote_usage& u) {

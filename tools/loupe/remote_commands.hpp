@@ -1,4 +1,4 @@
-// `loupe ps|start|set|stop|status`: sessions in running processes, through
+// `loupe ps|start|set|stop|status|record`: sessions in running processes, through
 // their control endpoints (docs/control.md). The other commands read
 // traces; these talk to processes that called loupe::control::listen().
 //
@@ -13,12 +13,18 @@
 #include <loupe/remote/reply.hpp>
 #include <loupe/remote/socket_dir.hpp>
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <vector>
 
 namespace loupe_cli {
@@ -29,7 +35,8 @@ struct remote_usage {
 };
 
 inline bool is_remote_command(const std::string& command) {
-    return command == "ps" || command == "start" || command == "set" || command == "stop" || command == "status";
+    return command == "ps" || command == "start" || command == "set" || command == "stop" || command == "status" ||
+           command == "record";
 }
 
 namespace remote_detail {
@@ -151,18 +158,149 @@ inline int run_status(const std::vector<pid_t>& pids) {
     return status;
 }
 
+// `loupe record`: one session of the same name in every process of `pids`,
+// started one after the other as fast as the endpoints answer, stopped
+// together after `for_ms`, the files copied into `dir`.
+struct record_request {
+    std::vector<pid_t> pids;
+    std::uint64_t for_ms = 0;
+    std::string dir;
+    std::string name;
+    std::string start_options;  // "; kinds=...; filter=..." as `start` takes them
+    bool progress = false;
+};
+
+struct recorded_process {
+    pid_t pid = 0;
+    std::string program;
+    std::string output;  // where the process wrote the trace
+};
+
+// Sums the session's counts over the processes (for progress lines).
+inline void record_counts(const std::vector<recorded_process>& procs, const std::string& name,
+                          unsigned long long& delivered, unsigned long long& dropped) {
+    delivered = dropped = 0;
+    for (const recorded_process& p : procs) {
+        try {
+            const loupe::remote::json_value list = ask(p.pid, "list");
+            const loupe::remote::json_value* sessions = list.find("sessions");
+            if (sessions == nullptr) continue;
+            for (const auto& s : sessions->items) {
+                if (s.str("name") != name) continue;
+                delivered += s.u64("delivered");
+                dropped += s.u64("dropped");
+            }
+        } catch (const loupe::error&) {  // reported when it is stopped
+        }
+    }
+}
+
+inline int run_record(const record_request& r) {
+    std::error_code ec;
+    std::filesystem::create_directories(r.dir, ec);
+    if (ec) {
+        std::fprintf(stderr, "loupe: cannot make the directory '%s': %s\n", r.dir.c_str(), ec.message().c_str());
+        return 1;
+    }
+    int status = 0;
+    // The sessions stop by themselves a minute after the recording should
+    // end, should this command die before it stops them.
+    const std::uint64_t safety_ms = std::min<std::uint64_t>(r.for_ms + 60000, loupe::remote::max_duration_ms);
+    std::vector<recorded_process> started;
+    const auto first_start = std::chrono::steady_clock::now();
+    for (const pid_t pid : r.pids) {
+        try {
+            recorded_process p;
+            p.pid = pid;
+            p.program = ask(pid, "info").str("program");
+            const loupe::remote::json_value reply =
+                ask(pid, "start output=" +
+                             loupe::remote::quote_value(r.name + "-" + std::to_string(pid) + ".loupe") +
+                             "; name=" + loupe::remote::quote_value(r.name) + r.start_options +
+                             "; duration_ms=" + std::to_string(safety_ms));
+            p.output = reply.str("output");
+            started.push_back(p);
+        } catch (const loupe::error& e) {
+            std::fprintf(stderr, "loupe: %s\n", e.what());
+            status = 1;
+        }
+    }
+    if (started.empty()) {
+        std::fprintf(stderr, "loupe: no process could be recorded\n");
+        return 1;
+    }
+    const double spread_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - first_start).count();
+    const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(r.for_ms);
+    for (;;) {
+        const auto now = std::chrono::steady_clock::now();
+        if (now >= end) break;
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(end - now, std::chrono::seconds(1)));
+        if (r.progress) {
+            unsigned long long delivered = 0, dropped = 0;
+            record_counts(started, r.name, delivered, dropped);
+            const double left =
+                std::max(0.0, std::chrono::duration<double>(end - std::chrono::steady_clock::now()).count());
+            std::fprintf(stderr, "loupe: recording, %.1f s left: %zu processes, %llu events, %llu dropped\n", left,
+                         started.size(), delivered, dropped);
+        }
+    }
+    unsigned long long events = 0, dropped = 0;
+    std::size_t collected = 0;
+    for (const recorded_process& p : started) {
+        try {
+            const loupe::remote::json_value stopped = ask(p.pid, "stop " + r.name);
+            events += stopped.u64("delivered");
+            dropped += stopped.u64("dropped");
+            const std::filesystem::path target =
+                std::filesystem::path(r.dir) / ((p.program.empty() ? std::string("process") : p.program) + "-" +
+                                                std::to_string(p.pid) + ".loupe");
+            if (!std::filesystem::equivalent(p.output, target, ec)) {
+                std::filesystem::copy_file(p.output, target, std::filesystem::copy_options::overwrite_existing, ec);
+                if (ec) throw loupe::error("process " + std::to_string(p.pid) + ": cannot copy " + p.output + " to " +
+                                           target.string() + ": " + ec.message());
+            }
+            std::printf("process %ld (%s): %llu events, %llu dropped -> %s\n", static_cast<long>(p.pid),
+                        p.program.c_str(), static_cast<unsigned long long>(stopped.u64("delivered")),
+                        static_cast<unsigned long long>(stopped.u64("dropped")), target.string().c_str());
+            ++collected;
+        } catch (const loupe::error& e) {
+            std::fprintf(stderr, "loupe: %s\n", e.what());
+            status = 1;
+        }
+    }
+    std::printf("recorded %zu of %zu processes for %.1f s (started within %.1f ms): %llu events, %llu dropped, in %s\n",
+                collected, r.pids.size(), static_cast<double>(r.for_ms) / 1000.0, spread_ms, events, dropped,
+                r.dir.c_str());
+    return status;
+}
+
+// "123,456" -> pids.
+inline std::vector<pid_t> parse_pid_list(const std::string& text, int at) {
+    std::vector<pid_t> pids;
+    std::size_t from = 0;
+    for (;;) {
+        const std::size_t comma = text.find(',', from);
+        pids.push_back(parse_pid(text.substr(from, comma - from), at));
+        if (comma == std::string::npos) break;
+        from = comma + 1;
+    }
+    return pids;
+}
+
 }  // namespace remote_detail
 
-/// Runs `loupe ps|start|set|stop|status` (argv as main got it). Throws
+/// Runs `loupe ps|start|set|stop|status|record` (argv as main got it). Throws
 /// remote_usage for bad usage.
 inline int run_remote(int argc, char** argv) {
     using namespace remote_detail;
     std::string command;
     std::vector<std::pair<std::string, int>> positional;
     std::string name, kinds, filter, params_file, metrics, output, ring_bytes, overflow;
-    int filter_at = 0, params_at = 0;
+    int params_at = 0;
     std::uint64_t for_ms = 0;
-    bool has_filter = false;
+    bool has_filter = false, progress = false;
+    std::vector<pid_t> pid_list;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
         auto value = [&](const char* what) {
@@ -175,7 +313,6 @@ inline int run_remote(int argc, char** argv) {
             kinds = value("KINDS (e.g. zones,io)");
         else if (arg == "--filter") {
             filter = value("a FILTER");
-            filter_at = i;
             has_filter = true;
         } else if (arg == "--params") {
             params_file = value("a FILE of parameter specs");
@@ -189,8 +326,13 @@ inline int run_remote(int argc, char** argv) {
         else if (arg == "--for") {
             const std::string v = value("a duration (e.g. 10s)");
             for_ms = parse_duration(v, i);
-        } else if (arg == "-o")
-            output = value("an output FILE");
+        } else if (arg == "--pids") {
+            const std::string v = value("process ids, e.g. 4242,4243");
+            pid_list = parse_pid_list(v, i);
+        } else if (arg == "--progress")
+            progress = true;
+        else if (arg == "-o")
+            output = value(command == "record" ? "an output DIR" : "an output FILE");
         else if (arg.size() > 1 && arg[0] == '-')
             throw remote_usage{"unknown option '" + arg + "' (argument " + std::to_string(i) + ")"};
         else if (command.empty())
@@ -200,11 +342,39 @@ inline int run_remote(int argc, char** argv) {
     }
     const bool start_options = !name.empty() || !kinds.empty() || !metrics.empty() || !output.empty() ||
                                !ring_bytes.empty() || !overflow.empty() || for_ms != 0;
-    if (command != "start" && start_options) {
-        throw remote_usage{"--name, --kinds, --metrics, --ring-bytes, --overflow, --for and -o apply to 'start' only"};
+    const bool starts = command == "start" || command == "record";
+    if (!starts && start_options) {
+        throw remote_usage{
+            "--name, --kinds, --metrics, --ring-bytes, --overflow, --for and -o apply to 'start' and 'record' only"};
     }
-    if (command != "start" && command != "set" && (has_filter || !params_file.empty())) {
-        throw remote_usage{"--filter and --params apply to 'start' and 'set' only"};
+    if (!starts && command != "set" && (has_filter || !params_file.empty())) {
+        throw remote_usage{"--filter and --params apply to 'start', 'record' and 'set' only"};
+    }
+    if (command != "record" && (!pid_list.empty() || progress)) {
+        throw remote_usage{"--pids and --progress apply to 'record' only"};
+    }
+    // The session options start and record send.
+    std::string session_options;
+    if (has_filter) session_options += "; filter=" + loupe::remote::quote_value(filter);
+    if (!params_file.empty())
+        session_options += "; params=" + loupe::remote::quote_value(read_text_file(params_file, params_at));
+    if (!kinds.empty()) session_options += "; kinds=" + loupe::remote::quote_value(kinds);
+    if (!metrics.empty()) session_options += "; metrics=" + loupe::remote::quote_value(metrics);
+    if (!ring_bytes.empty()) session_options += "; ring_bytes=" + loupe::remote::quote_value(ring_bytes);
+    if (!overflow.empty()) session_options += "; overflow=" + loupe::remote::quote_value(overflow);
+    if (command == "record") {
+        for (const auto& [text, at] : positional) pid_list.push_back(parse_pid(text, at));
+        if (pid_list.empty()) throw remote_usage{"record needs --pids PID,PID,... (or PIDs)"};
+        if (for_ms == 0) throw remote_usage{"record needs --for DURATION (e.g. 5s)"};
+        if (output.empty()) throw remote_usage{"record needs -o DIR, where the traces are collected"};
+        record_request r;
+        r.pids = pid_list;
+        r.for_ms = for_ms;
+        r.dir = output;
+        r.name = name.empty() ? "record-" + std::to_string(::getpid()) : name;
+        r.start_options = session_options;
+        r.progress = progress || ::isatty(2) != 0;
+        return run_record(r);
     }
     if (command == "ps") {
         if (!positional.empty())
@@ -225,13 +395,7 @@ inline int run_remote(int argc, char** argv) {
         if (output.empty()) throw remote_usage{"start needs -o FILE (inside the process's output directory)"};
         line = "start output=" + loupe::remote::quote_value(output);
         if (!name.empty()) line += "; name=" + loupe::remote::quote_value(name);
-        if (!kinds.empty()) line += "; kinds=" + loupe::remote::quote_value(kinds);
-        if (has_filter) line += "; filter=" + loupe::remote::quote_value(filter);
-        if (!params_file.empty())
-            line += "; params=" + loupe::remote::quote_value(read_text_file(params_file, params_at));
-        if (!metrics.empty()) line += "; metrics=" + loupe::remote::quote_value(metrics);
-        if (!ring_bytes.empty()) line += "; ring_bytes=" + loupe::remote::quote_value(ring_bytes);
-        if (!overflow.empty()) line += "; overflow=" + loupe::remote::quote_value(overflow);
+        line += session_options;
         if (for_ms != 0) line += "; duration_ms=" + std::to_string(for_ms);
     } else {
         if (positional.size() < 2) throw remote_usage{"'" + command + "' needs a PID and a session NAME"};
@@ -248,7 +412,6 @@ inline int run_remote(int argc, char** argv) {
                 line += " params=" + loupe::remote::quote_value(read_text_file(params_file, params_at));
         }
     }
-    (void)filter_at;
     try {
         const loupe::remote::json_value r = ask(pid, line);
         if (command == "start") {
