@@ -13,8 +13,8 @@
 //
 // Cost: a zone that is not recorded, one branch (no load: the zone knows).
 // Recorded, a number is one 32-byte store into the thread's ring (as a zone
-// is, without the clock reads); text is one indirect call that copies up to
-// `max_zone_arg_text` bytes into the ring as one unit.
+// is, without the clock reads); text is one call that writes up to
+// `max_zone_arg_text` bytes straight into the ring as one unit.
 // Thread-safety: on the zone's own thread, while the zone is alive.
 #pragma once
 
