@@ -13,41 +13,18 @@
 
 #include <loupe/format/reader.hpp>
 
+#include "support/cli_process.hpp"
 #include "support/control_child.hpp"
 
 using namespace loupe_test;
 
 namespace {
 
-struct cli_result {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp_file(const std::string& path) {
-    std::string s;
-    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
-        char buf[4096];
-        std::size_t n;
-        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-        std::fclose(f);
-    }
-    return s;
-}
+using cli_result = run_result;
 
 // Runs the CLI with XDG_RUNTIME_DIR = `runtime_dir`.
 cli_result loupe_cli(const std::string& runtime_dir, const std::string& args) {
-    const std::string out = runtime_dir + "/cli_out.txt";
-    const std::string err = runtime_dir + "/cli_err.txt";
-    const std::string command =
-        "XDG_RUNTIME_DIR='" + runtime_dir + "' '" + LOUPE_CLI_PATH + "' " + args + " >'" + out + "' 2>'" + err + "'";
-    const int raw = std::system(command.c_str());
-    cli_result r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = slurp_file(out);
-    r.err = slurp_file(err);
-    return r;
+    return run_loupe(args, "XDG_RUNTIME_DIR='" + runtime_dir + "'");
 }
 
 }  // namespace

@@ -18,55 +18,25 @@
 #include <loupe/format/reader.hpp>
 #include <loupe/viewer/otlp.hpp>
 
+#include "support/cli_process.hpp"
 #include "support/otlp_reader.hpp"
 #include "support/otlp_receiver.hpp"
 #include "support/trace_files.hpp"
 
+using loupe_test::lines;
 using loupe_test::otlp_receiver;
+using loupe_test::run_result;
+using loupe_test::slurp;
 
 namespace {
-
-struct run_result {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const std::string& path) {
-    std::string s;
-    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
-        char buf[4096];
-        std::size_t n;
-        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-        std::fclose(f);
-    }
-    return s;
-}
 
 // Runs `loupe ARGS` with the OTEL_* variables of the test's environment
 // removed and `env` ("NAME=value ...", shell-quoted by the caller) set.
 run_result run_cli(const std::string& args, const std::string& env = "") {
-    const std::string out = loupe_test::temp_trace_path("cli_export_stdout") + ".txt";
-    const std::string err = loupe_test::temp_trace_path("cli_export_stderr") + ".txt";
-    const std::string command =
-        "env -u OTEL_EXPORTER_OTLP_TRACES_ENDPOINT -u OTEL_EXPORTER_OTLP_ENDPOINT -u OTEL_EXPORTER_OTLP_HEADERS "
-        "-u OTEL_SERVICE_NAME -u OTEL_RESOURCE_ATTRIBUTES " +
-        env + " '" + LOUPE_CLI_PATH + "' " + args + " >'" + out + "' 2>'" + err + "'";
-    run_result r;
-    const int raw = std::system(command.c_str());
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    std::remove(out.c_str());
-    std::remove(err.c_str());
-    return r;
-}
-
-std::vector<std::string> lines(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) out.push_back(line);
-    return out;
+    return loupe_test::run_loupe(args,
+                                 "env -u OTEL_EXPORTER_OTLP_TRACES_ENDPOINT -u OTEL_EXPORTER_OTLP_ENDPOINT "
+                                 "-u OTEL_EXPORTER_OTLP_HEADERS -u OTEL_SERVICE_NAME -u OTEL_RESOURCE_ATTRIBUTES " +
+                                     env);
 }
 
 std::string last_line(const std::string& text) {

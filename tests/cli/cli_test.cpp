@@ -21,6 +21,7 @@
 #include <loupe/viewer/otlp.hpp>
 #include <loupe/viewer/perfetto.hpp>
 
+#include "support/cli_process.hpp"
 #include "support/json_parser.hpp"
 #include "support/trace_files.hpp"
 
@@ -28,43 +29,7 @@ using namespace loupe_test;
 
 namespace {
 
-struct run_result {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
-
-std::string slurp(const std::string& path) {
-    std::string s;
-    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
-        char buf[4096];
-        std::size_t n;
-        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-        std::fclose(f);
-    }
-    return s;
-}
-
-run_result run_cli(const std::string& args) {
-    const std::string out = temp_trace_path("cli_stdout") + ".txt";
-    const std::string err = temp_trace_path("cli_stderr") + ".txt";
-    const std::string command = std::string("'") + LOUPE_CLI_PATH + "' " + args + " >'" + out + "' 2>'" + err + "'";
-    run_result r;
-    const int raw = std::system(command.c_str());
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : -1;
-    r.out = slurp(out);
-    r.err = slurp(err);
-    std::remove(out.c_str());
-    std::remove(err.c_str());
-    return r;
-}
-
-std::vector<std::string> lines(const std::string& text) {
-    std::vector<std::string> out;
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);) out.push_back(line);
-    return out;
-}
+run_result run_cli(const std::string& args) { return run_loupe(args); }
 
 // The whitespace-separated fields of a line.
 std::vector<std::string> fields(const std::string& line) {

@@ -37,6 +37,7 @@
 
 #include "loupe/base/version.hpp"
 #include "loupe/export/detail/url.hpp"
+#include "loupe/text/ascii.hpp"
 
 namespace loupe::detail::http {
 
@@ -92,16 +93,7 @@ inline int remaining_ms(clock::time_point deadline) {
 
 inline std::string errno_text(int e) { return std::strerror(e); }
 
-inline bool iequals(std::string_view a, std::string_view b) {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        char x = a[i], y = b[i];
-        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-        if (x != y) return false;
-    }
-    return true;
-}
+using loupe::text::iequals;
 
 inline std::string_view trim(std::string_view s) {
     while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);

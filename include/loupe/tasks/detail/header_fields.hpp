@@ -5,19 +5,11 @@
 #include <cstddef>
 #include <string_view>
 
+#include "loupe/text/ascii.hpp"
+
 namespace loupe::tasks::detail {
 
-/// ASCII case-insensitive equality (header names: RFC 7230 §3.2).
-constexpr bool iequals(std::string_view a, std::string_view b) noexcept {
-    if (a.size() != b.size()) return false;
-    for (std::size_t i = 0; i < a.size(); ++i) {
-        char x = a[i], y = b[i];
-        if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-        if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-        if (x != y) return false;
-    }
-    return true;
-}
+using loupe::text::iequals;
 
 constexpr std::string_view trim_ows(std::string_view s) noexcept {
     std::size_t b = 0, e = s.size();
