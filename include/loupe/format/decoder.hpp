@@ -121,6 +121,10 @@ struct trace_event {
 struct trace_drop {
     std::uint64_t thread_id = 0;
     std::uint64_t count = 0;
+    /// Set by read_trace: the end of the thread's last event before this
+    /// record in the file (the session start when none). The events were
+    /// lost after it, before the collector reported them.
+    std::uint64_t after_ns = 0;
 };
 
 /// A thread's context (who it serves) from `time_ns` on, until its next

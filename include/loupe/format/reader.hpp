@@ -207,6 +207,7 @@ public:
     }
     void on_event(std::uint64_t, const trace_event& e) override {
         out_.events.push_back(e);
+        if (events_thread_last_end_ != nullptr && e.end_ns > *events_thread_last_end_) *events_thread_last_end_ = e.end_ns;
         if (LOUPE_UNLIKELY(held_args_ != 0) && e.type == event_type::zone) attach_args(out_.events.back());
     }
     // A ZONE_ARG comes before its zone's event: held per thread until it
@@ -314,7 +315,15 @@ public:
         out_.param_text_ = std::move(text);
         param_text_bytes_ = 0;
     }
-    void on_dropped(std::uint64_t, const trace_drop& d) override { out_.drops.push_back(d); }
+    // A loss is placed after the thread's last event before it (trace_drop::after_ns).
+    void on_dropped(std::uint64_t, const trace_drop& d) override {
+        out_.drops.push_back(d);
+        const auto last = last_end_by_thread_.find(d.thread_id);
+        out_.drops.back().after_ns = last != last_end_by_thread_.end() ? last->second : out_.session.start_ns;
+    }
+    void on_events_begin(std::uint64_t, std::uint64_t thread_id) override {
+        events_thread_last_end_ = &last_end_by_thread_[thread_id];
+    }
     void on_end(std::uint64_t, const trace_end_info& e) override { out_.end = e; }
     void on_context(std::uint64_t, const trace_context& c) override { out_.contexts.push_back(c); }
     void on_io_resource(std::uint64_t, const trace_io_resource& r) override {
@@ -363,6 +372,8 @@ private:
 
     trace& out_;
     std::unordered_map<std::uint64_t, zone_arg_matcher> args_by_thread_;
+    std::unordered_map<std::uint64_t, std::uint64_t> last_end_by_thread_;  // a thread's latest event end so far
+    std::uint64_t* events_thread_last_end_ = nullptr;  // of the EVENTS record being read (node: stays put)
     std::size_t held_args_ = 0;  // by all matchers
     std::unordered_set<std::string> keys_;
     std::size_t param_text_bytes_ = 0;                             // text of param_values still viewing the input

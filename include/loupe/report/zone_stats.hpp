@@ -7,7 +7,9 @@
 // A zone is one call site (name + file + line): two LOUPE_ZONE("x") at
 // different lines are reported separately. Percentiles are exact, by the
 // nearest-rank method (p50 of 1,2,3,4 is 2). Durations are wall durations
-// (end - begin, ns), nested zones included.
+// (end - begin, ns), nested zones included. When events were dropped, the
+// dropped share per thread and per tenth of the session follows the table
+// (report/drop_stats.hpp).
 // Cost: O(n log n) in the number of zone events. Thread-safety: pure functions.
 #pragma once
 
@@ -21,6 +23,8 @@
 #include <vector>
 
 #include "loupe/format/reader.hpp"
+#include "loupe/report/detail/units.hpp"
+#include "loupe/report/drop_stats.hpp"
 #include "loupe/text/json.hpp"
 
 namespace loupe::report {
@@ -76,6 +80,7 @@ struct zone_report {
     std::uint64_t dropped = 0;
     bool complete = true;
     std::vector<zone_summary> zones;  ///< by total time, largest first
+    drop_report drops;                ///< where and when events were lost (report/drop_stats.hpp)
 };
 
 namespace detail {
@@ -98,23 +103,6 @@ inline duration_stats summarize(std::vector<std::uint64_t>& durations) {
     s.p50_ns = nearest_rank(durations, 50);
     s.p99_ns = nearest_rank(durations, 99);
     return s;
-}
-
-/// "812 ns", "12.3 us", "4.56 ms", "1.23 s": three significant digits.
-inline std::string human_duration(double ns) {
-    static const char* const units[] = {"ns", "us", "ms", "s"};
-    int unit = 0;
-    while (unit < 3 && ns >= 1000.0) {
-        ns /= 1000.0;
-        ++unit;
-    }
-    char buf[32];
-    if (unit == 0 || ns >= 100.0) {
-        std::snprintf(buf, sizeof buf, "%.0f %s", ns, units[unit]);
-    } else {
-        std::snprintf(buf, sizeof buf, ns >= 10.0 ? "%.1f %s" : "%.2f %s", ns, units[unit]);
-    }
-    return buf;
 }
 
 }  // namespace detail
@@ -143,6 +131,7 @@ inline zone_report zone_stats(const trace& t, group_by grouping = group_by::thre
     r.duration_ns = t.complete && t.end.end_ns > t.session.start_ns ? t.end.end_ns - t.session.start_ns : 0;
     r.events = t.events.size();
     r.dropped = t.dropped_total();
+    r.drops = drop_stats(t);
 
     // site id -> group key -> (label, durations); threads sort by id, values by text
     struct group {
@@ -213,6 +202,7 @@ inline std::string format_zone_stats(const zone_report& r) {
         emit(printable(z.name), "all", z.overall, printable(where));
         for (const auto& g : z.groups) emit("", printable(g.label), g.stats, "");
     }
+    out += format_drop_stats(r.drops);
     return out;
 }
 
@@ -230,7 +220,8 @@ inline std::string zone_stats_json(const zone_report& r) {
     std::string out = "{\"session\":" + json::quote(r.session) + ",\"group_by\":\"" + group_by_name(r.grouping) +
                       "\",\"complete\":" + (r.complete ? "true" : "false") +
                       ",\"duration_ns\":" + json::number(r.duration_ns) + ",\"events\":" + json::number(r.events) +
-                      ",\"dropped\":" + json::number(r.dropped) + ",\"zones\":[";
+                      ",\"dropped\":" + json::number(r.dropped) + ",\"drops\":" + drop_stats_json(r.drops) +
+                      ",\"zones\":[";
     for (std::size_t i = 0; i < r.zones.size(); ++i) {
         const auto& z = r.zones[i];
         if (i) out += ',';
