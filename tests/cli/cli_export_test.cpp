@@ -24,6 +24,7 @@
 #include "support/trace_files.hpp"
 
 using loupe_test::lines;
+using loupe_test::dead_port;
 using loupe_test::otlp_receiver;
 using loupe_test::run_result;
 using loupe_test::slurp;
@@ -52,27 +53,6 @@ void expect_usage_error(const std::string& args, const std::string& message, con
     EXPECT_EQ(r.err, "loupe: " + message + "\ntry 'loupe export --help'\n") << args;
 }
 
-// A port on 127.0.0.1 nobody listens on (bound, not listening).
-class dead_port {
-public:
-    dead_port() {
-        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t len = sizeof a;
-        ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-        port_ = ntohs(a.sin_port);
-    }
-    ~dead_port() { ::close(fd_); }
-    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1/traces"; }
-    std::string authority() const { return "127.0.0.1:" + std::to_string(port_); }
-
-private:
-    int fd_ = -1;
-    int port_ = 0;
-};
 
 class CliExport : public ::testing::Test {
 protected:

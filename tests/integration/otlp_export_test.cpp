@@ -35,6 +35,7 @@
 using namespace std::chrono_literals;
 using loupe::exporter::otlp_http_options;
 using loupe::exporter::otlp_http_result;
+using loupe_test::dead_port;
 using loupe_test::otlp_receiver;
 namespace otlp = loupe_test::otlp;
 
@@ -113,27 +114,6 @@ received decode(const std::vector<std::string>& bodies) {
     return r;
 }
 
-// A port on 127.0.0.1 that nobody listens on: bound, not listening, kept
-// while the test runs (so no other process takes it).
-class dead_port {
-public:
-    dead_port() {
-        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        socklen_t len = sizeof a;
-        ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
-        port_ = ntohs(a.sin_port);
-    }
-    ~dead_port() { ::close(fd_); }
-    int port() const noexcept { return port_; }
-
-private:
-    int fd_ = -1;
-    int port_ = 0;
-};
 
 TEST(OtlpExport, RetriesOn503And429AndABrokenConnectionThenSucceeds) {
     otlp_receiver receiver({{otlp_receiver::reply::unavailable, 0},

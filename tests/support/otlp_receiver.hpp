@@ -284,4 +284,30 @@ private:
     std::thread thread_;
 };
 
+/// A port on 127.0.0.1 that nobody listens on: bound, not listening, kept
+/// while the test runs (so no other process takes it).
+class dead_port {
+public:
+    dead_port() {
+        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t len = sizeof a;
+        ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &len);
+        port_ = ntohs(a.sin_port);
+    }
+    ~dead_port() { ::close(fd_); }
+    dead_port(const dead_port&) = delete;
+    dead_port& operator=(const dead_port&) = delete;
+    int port() const noexcept { return port_; }
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1/traces"; }
+    std::string authority() const { return "127.0.0.1:" + std::to_string(port_); }
+
+private:
+    int fd_ = -1;
+    int port_ = 0;
+};
+
 }  // namespace loupe_test
