@@ -127,28 +127,24 @@ inline std::string format_drop_stats(const drop_report& r) {
                   static_cast<unsigned long long>(r.dropped), static_cast<unsigned long long>(r.dropped + r.recorded),
                   100.0 * r.share);
     out += line;
-    const char* const row = "  %-24s %12s %12s %8s\n";
-    std::snprintf(line, sizeof line, row, "thread", "recorded", "dropped", "share");
-    out += line;
-    for (const thread_drop_stats& s : r.threads) {
-        char share[32];
-        std::snprintf(share, sizeof share, "%.1f %%", 100.0 * s.share);
-        std::snprintf(line, sizeof line, row, printable(s.thread).c_str(), std::to_string(s.recorded).c_str(),
-                      std::to_string(s.dropped).c_str(), share);
+    // One row: a label, then recorded, dropped and the share as a percentage.
+    auto row = [&](const std::string& label, std::uint64_t recorded, std::uint64_t dropped, double share) {
+        char percent[32];
+        std::snprintf(percent, sizeof percent, "%.1f %%", 100.0 * share);
+        std::snprintf(line, sizeof line, "  %-24s %12s %12s %8s\n", label.c_str(), std::to_string(recorded).c_str(),
+                      std::to_string(dropped).c_str(), percent);
         out += line;
-    }
-    std::snprintf(line, sizeof line, row, "window (from start)", "recorded", "dropped", "share");
+    };
+    std::snprintf(line, sizeof line, "  %-24s %12s %12s %8s\n", "thread", "recorded", "dropped", "share");
+    out += line;
+    for (const thread_drop_stats& s : r.threads) row(printable(s.thread), s.recorded, s.dropped, s.share);
+    std::snprintf(line, sizeof line, "  %-24s %12s %12s %8s\n", "window (from start)", "recorded", "dropped", "share");
     out += line;
     const std::uint64_t start = r.windows.empty() ? 0 : r.windows.front().begin_ns;
     for (const drop_window& w : r.windows) {
-        const std::string label =
-            detail::human_duration(static_cast<double>(w.begin_ns - start)) + " - " +
-            detail::human_duration(static_cast<double>(w.end_ns - start));
-        char share[32];
-        std::snprintf(share, sizeof share, "%.1f %%", 100.0 * w.share);
-        std::snprintf(line, sizeof line, row, label.c_str(), std::to_string(w.recorded).c_str(),
-                      std::to_string(w.dropped).c_str(), share);
-        out += line;
+        row(detail::human_duration(static_cast<double>(w.begin_ns - start)) + " - " +
+                detail::human_duration(static_cast<double>(w.end_ns - start)),
+            w.recorded, w.dropped, w.share);
     }
     return out;
 }

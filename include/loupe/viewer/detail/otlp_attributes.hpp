@@ -54,46 +54,36 @@ void append_text(Out& out, std::uint32_t number, std::string_view text) {
     pb::append_bytes(out, number, utf8_text(text));
 }
 
-/// KeyValue{key, AnyValue{string_value}} as field `number` (attributes of a
-/// span, event, link, resource or scope).
-template <class Out>
-void append_string_attribute(Out& out, std::uint32_t number, std::string_view key, std::string_view value) {
+/// KeyValue{key, AnyValue{...}} as field `number` (attributes of a span,
+/// event, link, resource or scope): the AnyValue is what `value(out)` writes.
+template <class Out, class WriteValue>
+void append_attribute(Out& out, std::uint32_t number, std::string_view key, WriteValue&& value) {
     const std::size_t kv = pb::open(out, number);
     append_text(out, field::key, key);
     const std::size_t any = pb::open(out, field::value);
-    append_text(out, field::string_value, value);
+    value(out);
     pb::close(out, any);
     pb::close(out, kv);
+}
+
+template <class Out>
+void append_string_attribute(Out& out, std::uint32_t number, std::string_view key, std::string_view value) {
+    append_attribute(out, number, key, [&](Out& o) { append_text(o, field::string_value, value); });
 }
 
 template <class Out>
 void append_int_attribute(Out& out, std::uint32_t number, std::string_view key, std::int64_t value) {
-    const std::size_t kv = pb::open(out, number);
-    append_text(out, field::key, key);
-    const std::size_t any = pb::open(out, field::value);
-    pb::append_int(out, field::int_value, value);
-    pb::close(out, any);
-    pb::close(out, kv);
+    append_attribute(out, number, key, [&](Out& o) { pb::append_int(o, field::int_value, value); });
 }
 
 template <class Out>
 void append_bool_attribute(Out& out, std::uint32_t number, std::string_view key, bool value) {
-    const std::size_t kv = pb::open(out, number);
-    append_text(out, field::key, key);
-    const std::size_t any = pb::open(out, field::value);
-    pb::append_uint(out, field::bool_value, value ? 1 : 0);
-    pb::close(out, any);
-    pb::close(out, kv);
+    append_attribute(out, number, key, [&](Out& o) { pb::append_uint(o, field::bool_value, value ? 1 : 0); });
 }
 
 template <class Out>
 void append_double_attribute(Out& out, std::uint32_t number, std::string_view key, double value) {
-    const std::size_t kv = pb::open(out, number);
-    append_text(out, field::key, key);
-    const std::size_t any = pb::open(out, field::value);
-    pb::append_double(out, field::double_value, value);
-    pb::close(out, any);
-    pb::close(out, kv);
+    append_attribute(out, number, key, [&](Out& o) { pb::append_double(o, field::double_value, value); });
 }
 
 /// A 16-byte trace id or 8-byte span id field, big-endian (the byte order
