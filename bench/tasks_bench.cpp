@@ -1,7 +1,10 @@
 // Cost of carrying a task's context (W3C Trace Context): parsing and
 // formatting a traceparent, parsing a tracestate, extracting both from a
 // header map, and making a span id, next to the floor a traceparent cannot
-// beat (copying its 55 bytes).
+// beat (copying its 55 bytes); and of the call scopes: an outgoing call
+// with nothing recording tasks next to the empty loop, and recorded (a new
+// id, the traceparent written into a setter, CALL_OUT and RETURN_IN) next
+// to a recorded zone in the same binary; setting the thread's task.
 #include <benchmark/benchmark.h>
 
 #include <cstring>
@@ -9,7 +12,10 @@
 #include <string>
 #include <string_view>
 
+#include <loupe/loupe.hpp>
 #include <loupe/tasks.hpp>
+
+#include "bench_support.hpp"
 
 namespace {
 
@@ -94,5 +100,65 @@ void BM_NewSpanId(benchmark::State& state) {
 }
 BENCHMARK(BM_NewSpanId);
 BENCHMARK(BM_NewSpanId)->Threads(2);
+
+// A header setter that keeps the traceparent's 55 bytes, as a client
+// library's request builder would.
+struct header_slot {
+    char value[64];
+    void operator()(std::string_view, std::string_view v) noexcept {
+        std::memcpy(value, v.data(), v.size() < sizeof value ? v.size() : sizeof value);
+    }
+};
+
+void BM_OutgoingCall_Idle(benchmark::State& state) {
+    header_slot headers;
+    for (auto _ : state) {
+        tasks::outgoing_call call("inventory", "GET /stock", headers);
+        call.returned(200);
+        benchmark::DoNotOptimize(&call);
+    }
+}
+BENCHMARK(BM_OutgoingCall_Idle);
+
+// The same loop without the call: the idle floor.
+void BM_OutgoingCall_IdleFloor(benchmark::State& state) {
+    header_slot headers;
+    for (auto _ : state) {
+        benchmark::DoNotOptimize(&headers);
+    }
+}
+BENCHMARK(BM_OutgoingCall_IdleFloor);
+
+void BM_OutgoingCall_Recorded(benchmark::State& state) {
+    loupe_bench::discarding_session session(state);
+    tasks::task_scope task(tasks::new_task());
+    header_slot headers;
+    for (auto _ : state) {
+        tasks::outgoing_call call("inventory", "GET /stock", headers);
+        call.returned(200);
+        benchmark::DoNotOptimize(headers.value[3]);
+    }
+}
+BENCHMARK(BM_OutgoingCall_Recorded);
+
+// A recorded zone in the same binary and loop shape: the yardstick.
+void BM_OutgoingCall_ZoneFloor(benchmark::State& state) {
+    loupe_bench::discarding_session session(state);
+    header_slot headers;
+    for (auto _ : state) {
+        LOUPE_ZONE("zone");
+        benchmark::DoNotOptimize(&headers);
+    }
+}
+BENCHMARK(BM_OutgoingCall_ZoneFloor);
+
+void BM_TaskScope(benchmark::State& state) {
+    const tasks::task_context task = tasks::new_task();
+    for (auto _ : state) {
+        tasks::task_scope scope(task);
+        benchmark::DoNotOptimize(tasks::current_span_id());
+    }
+}
+BENCHMARK(BM_TaskScope);
 
 }  // namespace

@@ -5,9 +5,11 @@
 // protocols without headers. See docs/tasks.md.
 #pragma once
 
+#include "loupe/tasks/call_scopes.hpp"
 #include "loupe/tasks/carrier.hpp"
 #include "loupe/tasks/in_band_token.hpp"
 #include "loupe/tasks/propagation_errors.hpp"
+#include "loupe/tasks/task_scope.hpp"
 #include "loupe/tasks/task_context.hpp"
 #include "loupe/tasks/traceparent.hpp"
 #include "loupe/tasks/tracestate.hpp"

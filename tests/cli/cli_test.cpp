@@ -573,7 +573,7 @@ void write_timed_trace(const std::string& path) {
     static const loupe::site outer{"outer", "timed.cpp", "serve", 10, loupe::site_kind::zone};
     static const loupe::site inner{"inner", "timed.cpp", "query", 20, loupe::site_kind::zone};
     trace_file_writer sink(path);
-    loupe::session_info session{"timed", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc, nullptr, 0, {}};
+    loupe::session_info session{"timed", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc, nullptr, 0, {}, {}, {}, {}, 0};
     loupe::thread_info thread{1, 501, "main", 1};
     loupe::record r;
     r.session = &session;
@@ -685,7 +685,7 @@ TEST(CliUsage, MetricReportUsageErrorsNameTheArgument) {
         {"report x.loupe --io --metric ticks", "--metric (argument 4) applies to report --tree, --flat"},
         {"report x.loupe --per-cpu --by thread", "--by (argument 4) applies to report --io, not --per-cpu"},
         {"stats x.loupe --per-thread", "--per-thread applies to 'report' only"},
-        {"report x.loupe", "report needs one of --io, --tree, --flat, --callers, --per-cpu, --per-thread"},
+        {"report x.loupe", "report needs one of --io, --tasks, --tree, --flat, --callers, --per-cpu, --per-thread"},
         {"stats x.loupe --ns", "--ns (argument 3) applies to report --tree, --flat, --callers and --per-thread only"},
         {"report x.loupe --io --ns", "--ns (argument 4) applies to report --tree, --flat, --callers and --per-thread"},
         {"report x.loupe --per-cpu --ns", "--ns (argument 4) applies to report --tree, --flat, --callers and"},
@@ -720,14 +720,14 @@ TEST(CliUsage, AUsageErrorIsOneLineNamingTheArgumentAndAHint) {
     const run_result command = run_cli("frobnicate x.loupe");
     EXPECT_EQ(command.status, 2);
     EXPECT_EQ(command.err,
-              "loupe: unknown command 'frobnicate'; expected dump, stats, report, convert, export, ps, start, set, stop, "
-              "status or record\n"
+              "loupe: unknown command 'frobnicate'; expected dump, stats, report, convert, merge, export, ps, start, set, "
+              "stop, status or record\n"
               "try 'loupe --help'\n");
     const run_result nothing = run_cli("");
     EXPECT_EQ(nothing.status, 2);
     EXPECT_EQ(nothing.err,
-              "loupe: missing command; expected dump, stats, report, convert, export, ps, start, set, stop, status or "
-              "record\n"
+              "loupe: missing command; expected dump, stats, report, convert, merge, export, ps, start, set, stop, status "
+              "or record\n"
               "try 'loupe --help'\n");
     const run_result help_of_nothing = run_cli("frobnicate --help");
     EXPECT_EQ(help_of_nothing.status, 2);
@@ -803,7 +803,7 @@ void write_param_trace(const std::string& path) {
     static const loupe::site add{"shop::Cart::add(Item const&,int)", "cart.cpp", "add", 12, loupe::site_kind::zone};
     trace_file_writer sink(path);
     loupe::session_info session{"cli-params", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc,
-                                nullptr,      0, {}};
+                                nullptr,      0, {}, {}, {}, {}, 0};
     loupe::thread_info thread{1, 501, "main", 1};
     loupe::record r;
     r.session = &session;

@@ -3,7 +3,7 @@
 // contexts, method calls with values and apply errors, I/O, flows, zone
 // metrics, drops) for fuzz_trace_reader and fuzz_viewers, and texts for each
 // parser of fuzz_text_inputs (first byte: 0 filter, 1 specs, 2 chain,
-// 3 signature), and task context for fuzz_trace_context (first byte:
+// 3 signature, 4 task rules), and task context for fuzz_trace_context (first byte:
 // 0 traceparent, 1 tracestate, 2 header block, 3 in-band token, 4 header
 // map).
 //
@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -23,6 +24,7 @@
 #include <loupe/loupe.hpp>
 #include <loupe/params.hpp>
 #include <loupe/session.hpp>
+#include <loupe/tasks.hpp>
 
 namespace seeds {
 
@@ -53,6 +55,18 @@ void record_everything() {
         const std::uint64_t flow = loupe::new_flow_id();
         LOUPE_FLOW("handed over", flow);
         LOUPE_FLOW_END("taken", flow);
+    }
+    {
+        // A call to another process and the request it makes there (TASK and
+        // TASK_CONTEXT records).
+        std::map<std::string, std::string> request, response;
+        loupe::tasks::outgoing_call call("inventory", "GET /stock", request);
+        {
+            loupe::tasks::incoming_request served(request, "GET /stock");
+            LOUPE_ZONE("serve stock");
+            served.respond(response, 200);
+        }
+        call.returned(response, 200);
     }
     const int fd = loupe::io::open("/dev/null", O_RDONLY);
     if (fd >= 0) {
@@ -106,8 +120,20 @@ int main(int argc, char** argv) {
     tiny.ring_bytes = 256;
     seeds::record(out / "traces" / "drops.loupe", tiny);
 
+    {  // a trace set, as `loupe merge -o X.loupe` writes it: two traces back to back
+        std::ofstream set(out / "traces" / "set_of_two.loupe", std::ios::binary);
+        for (const char* part : {"everything.loupe", "filtered_with_metrics.loupe"}) {
+            std::ifstream in(out / "traces" / part, std::ios::binary);
+            set << in.rdbuf();
+        }
+    }
+
     seeds::write_text(out / "text" / "filter_1", 0, "user == \"alice\" && (request ~ \"r-*\" || !(component == \"db\"))");
     seeds::write_text(out / "text" / "filter_2", 0, "thread ~ \"worker-?\" || process in [\"app\", \"a\\tb\"]");
+    seeds::write_text(out / "text" / "filter_3", 0, "trace == \"4bf92f3577b34da6a3ce929d0e0e4736\" || !(trace exists)");
+    seeds::write_text(out / "text" / "task_rules_1", 4,
+                      "skip call=\"GET /health\" # probes\ntag peer=inventory*; profiled 10.0.0.7:80, payments\n"
+                      "tag profiled\nskip all");
     seeds::write_text(out / "text" / "specs_1", 1,
                       "method=shop::Cart::add(Item const&,int); param=1; chain=field(sku)|truncate(16); name=sku\n"
                       "method=Cart::*; match=subclasses; data=cpu\n");

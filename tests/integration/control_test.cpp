@@ -230,6 +230,12 @@ TEST(ControlEndpoint, BadRequestsGetAOneLineErrorAndTheSessionsGoOn) {
     // A set with a good filter and bad specs changes neither.
     expect_error(ep.ask(R"(set keep filter="user == \"x\""; params="not a spec")"), "");
     EXPECT_EQ(ep.ask("list").find("sessions")->items.at(0).str("filter"), "");
+    expect_error(ep.ask(R"(start name=x; task_rules="tag peer")"), "task rules, line 1 column 9: expected '='");
+    expect_error(ep.ask(R"(set keep task_rules="tag nothing")"), "task rules, line 1 column 5");
+    // Bad rules with good specs change neither.
+    expect_error(ep.ask(R"(set keep params=""; task_rules="skip")"), "task rules");
+    EXPECT_TRUE(ep.ask(R"(set keep task_rules="tag peer=inventory*; skip all")").flag("ok"));
+    expect_error(ep.ask("set keep kinds=zones"), "expected filter, params or task_rules");
     expect_error(ep.ask("info please"), "unexpected text after 'info'");
     expect_error(ep.ask(std::string("li\x01st")), "control byte 0x01");
     const json_value column = ep.ask("start name=x; kinds=zones,sparks");

@@ -113,7 +113,7 @@ TEST(FlowOutput, TheFileHoldsEveryPointWithItsIdRoleThreadAndSite) {
     const recorded& r = handoff_trace();
     const loupe::trace& t = r.trace;
     ASSERT_TRUE(t.complete);
-    EXPECT_EQ(t.session.version_minor, 8);
+    EXPECT_EQ(t.session.version_minor, 9);
     ASSERT_EQ(t.flows.size(), 4u);
     std::map<std::string, const loupe::trace_flow*> by_name;
     for (const loupe::trace_flow& f : t.flows) {

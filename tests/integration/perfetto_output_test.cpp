@@ -198,7 +198,7 @@ TEST(PerfettoOutput, ZoneMetricsAreIntegerDebugAnnotations) {
                                           {1, "cpu_time", "ns", loupe::metric_source::pull, true, ""}};
     loupe::detail::trace_encoder encoder;
     loupe::session_info session{"metrics", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc,
-                                metrics,   2, {}};
+                                metrics,   2, {}, {}, {}, {}, 0};
     loupe::thread_info thread{1, 777, "worker", 1};
     loupe::record r;
     r.session = &session;
@@ -277,7 +277,7 @@ TEST(PerfettoOutput, CompressedGroupsHoldExactlyThePlainPacketsAndStayUnder512Ki
 class session_records {
 public:
     session_records(const char* name, std::uint32_t pid, std::string_view program = {})
-        : session_{name, 1000, 1'700'000'000'000'000'000ull, pid, loupe::clock_source::tsc, nullptr, 0, program} {
+        : session_{name, 1000, 1'700'000'000'000'000'000ull, pid, loupe::clock_source::tsc, nullptr, 0, program, {}, {}, {}, 0} {
         encoder_.encode(base(loupe::record_kind::session_begin));
     }
     void zone(const loupe::thread_info& t, const loupe::site& where, std::uint64_t begin, std::uint64_t end) {

@@ -57,7 +57,7 @@ std::uint64_t bits_of(double d) {
 void write_session(loupe::sink& out) {
     static const std::string quoted = "quote \" backslash \\ newline \n bad \xff end";
     loupe::session_info session{"viewer-params", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc,
-                                nullptr,         0, {}};
+                                nullptr,         0, {}, {}, {}, {}, 0};
     loupe::thread_info main_thread{1, 501, "main", 1}, other{2, 502, "other", 1};
     auto base = [&](loupe::record_kind kind) {
         loupe::record r;

@@ -27,7 +27,7 @@ inline std::vector<unsigned char> crafted_trace_bytes(const std::vector<crafted_
                                                       const std::vector<loupe::metric_info>& metrics = {}) {
     loupe::detail::trace_encoder encoder;
     loupe::session_info session{"crafted", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc,
-                                metrics.data(), metrics.size(), {}};
+                                metrics.data(), metrics.size(), {}, {}, {}, {}, 0};
     loupe::thread_info thread{1, 777, "crafted-thread", 1};
     loupe::record r;
     r.session = &session;

@@ -28,6 +28,8 @@ filter_subject subject(std::initializer_list<std::pair<filter_key, std::string_v
             s.fields[i] = value;
         } else if (key == filter_key::thread) {
             s.thread = value;
+        } else if (key == filter_key::trace) {
+            s.trace = value;
         } else {
             s.process = value;
         }
@@ -75,12 +77,31 @@ bool printable_ascii(const std::string& s) {
 
 constexpr filter_key all_keys[] = {filter_key::client,  filter_key::user, filter_key::session,
                                    filter_key::request, filter_key::app,  filter_key::component,
-                                   filter_key::thread,  filter_key::process};
+                                   filter_key::thread,  filter_key::process};  // trace: ExistsAndTraceIds
 
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------------------------
 // Keys and subjects
+
+TEST(Filter, ExistsAndTraceIds) {
+    const std::string id = "4bf92f3577b34da6a3ce929d0e0e4736";
+    const filter_subject in_task = subject({{filter_key::trace, id}, {filter_key::user, "u"}});
+    const filter_subject no_task = subject({{filter_key::user, "u"}});
+    EXPECT_TRUE(matches("trace exists", in_task));
+    EXPECT_FALSE(matches("trace exists", no_task));
+    EXPECT_TRUE(matches("!(trace exists) && user exists", no_task));
+    EXPECT_TRUE(matches("trace == \"" + id + "\"", in_task));
+    EXPECT_FALSE(matches("trace == \"00f92f3577b34da6a3ce929d0e0e4736\"", in_task));
+    EXPECT_TRUE(matches("trace ~ \"4bf9*\"", in_task));
+    EXPECT_EQ(canonical("trace exists"), "trace ~ \"*\"");
+    const parse_failure bad = parse_error("trace == \"4bf92f3577b34da6a3ce929d0e0e473\"");
+    EXPECT_EQ(bad.column, 10u);
+    EXPECT_NE(bad.what.find("expected a trace id of 32 lowercase hex digits, found 31 characters"), std::string::npos)
+        << bad.what;
+    EXPECT_EQ(parse_error("trace in [\"" + id + "\", \"zz\"]").column, 48u);
+    EXPECT_NE(parse_error("user exists exists").what.find("'&&', '||'"), std::string::npos);
+}
 
 TEST(Filter, KeyNamesAndSubjectValues) {
     const char* names[] = {"client", "user", "session", "request", "app", "component", "thread", "process"};
@@ -88,6 +109,8 @@ TEST(Filter, KeyNamesAndSubjectValues) {
         EXPECT_STREQ(loupe::filter_key_name(all_keys[i]), names[i]);
         EXPECT_EQ(static_cast<std::size_t>(all_keys[i]), i);
     }
+    EXPECT_STREQ(loupe::filter_key_name(filter_key::trace), "trace");
+    EXPECT_EQ(static_cast<std::size_t>(filter_key::trace), 8u);
     EXPECT_STREQ(loupe::filter_key_name(static_cast<filter_key>(200)), "?");
     filter_subject s = subject({{filter_key::client, "c"}, {filter_key::component, "k"},
                                 {filter_key::thread, "t"}, {filter_key::process, "p"}});
@@ -95,6 +118,7 @@ TEST(Filter, KeyNamesAndSubjectValues) {
     EXPECT_EQ(s.value(filter_key::component), "k");
     EXPECT_EQ(s.value(filter_key::thread), "t");
     EXPECT_EQ(s.value(filter_key::process), "p");
+    EXPECT_EQ(s.value(filter_key::trace), "");
     EXPECT_EQ(s.value(filter_key::user), "");
     EXPECT_EQ(s.value(static_cast<filter_key>(200)), "");
 }
@@ -205,14 +229,14 @@ TEST(FilterGrammar, StringEscapes) {
 // Errors: exact columns and messages
 
 TEST(FilterErrors, ColumnsAndMessages) {
-    const std::string field_list = "expected a field (client, user, session, request, app, component, thread, process)";
+    const std::string field_list = "expected a field (client, user, session, request, app, component, thread, process, trace)";
     const std::string glob_escape = "expected '*', '?' or '\\' after '\\' in a glob pattern";
     const struct {
         std::string text;
         std::size_t column;
         std::string message;
     } cases[] = {
-        {"user = \"alice\"", 6, "expected '==', '!=', 'in' or '~' after field 'user', found '='"},
+        {"user = \"alice\"", 6, "expected '==', '!=', 'in', '~' or 'exists' after field 'user', found '='"},
         {"usr == \"x\"", 1, field_list + ", found identifier 'usr'"},
         {"USER == \"x\"", 1, field_list + ", found identifier 'USER'"},
         {"user == \"a\" && usr == \"b\"", 16, field_list + ", found identifier 'usr'"},
@@ -237,8 +261,8 @@ TEST(FilterErrors, ColumnsAndMessages) {
         {"user ~ abc", 8, "expected a string literal after '~', found identifier 'abc'"},
         {"user === \"a\"", 8, "expected a string literal after '==', found '='"},
         {"user == 'a'", 9, "expected a string literal after '==', found '''"},
-        {"user", 5, "expected '==', '!=', 'in' or '~' after field 'user', found end of filter"},
-        {"user \"a\"", 6, "expected '==', '!=', 'in' or '~' after field 'user', found string literal \"a\""},
+        {"user", 5, "expected '==', '!=', 'in', '~' or 'exists' after field 'user', found end of filter"},
+        {"user \"a\"", 6, "expected '==', '!=', 'in', '~' or 'exists' after field 'user', found string literal \"a\""},
         {"user in \"a\"", 9, "expected '[' after 'in', found string literal \"a\""},
         {"user in []", 10, "expected a string literal after '[', found ']'"},
         {"user in [\"a\",]", 14, "expected a string literal after ',', found ']'"},
@@ -267,7 +291,7 @@ TEST(FilterErrors, ColumnsAndMessages) {
         {"user == \"a\" \xff", 13, "expected '&&', '||' or end of filter, found '\\xff'"},
         {"\x80", 1, "expected a test, found '\\x80'"},
         {"user \"a\xff\"", 6,
-         "expected '==', '!=', 'in' or '~' after field 'user', found string literal \"a\\xff\""},
+         "expected '==', '!=', 'in', '~' or 'exists' after field 'user', found string literal \"a\\xff\""},
         {"user ~ \"a\\\\b\"", 10, glob_escape + ", found 'b'"},
         {"user ~ \"ab\\\\\"", 11, glob_escape + ", found the end of the pattern"},
         {"user ~ \"\\n\\\\x\"", 11, glob_escape + ", found 'x'"},

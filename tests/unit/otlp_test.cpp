@@ -441,7 +441,7 @@ TEST(Otlp, ParameterValuesKeepTheirTypes) {
     static constexpr loupe::site add_site{"add", "cart.cpp", "add", 12, loupe::site_kind::zone};
     loupe::detail::trace_encoder encoder;
     loupe::session_info session{"values", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc,
-                                nullptr, 0, "shopd"};
+                                nullptr, 0, "shopd", {}, {}, {}, 0};
     loupe::thread_info thread{1, 501, "main", 1};
     loupe::record r;
     r.session = &session;

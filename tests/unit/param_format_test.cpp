@@ -52,7 +52,7 @@ std::uint64_t bits_of(double d) {
 // Sends hand-built records of one session to a sink.
 struct recorder {
     loupe::sink& out;
-    loupe::session_info session{"params", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc, nullptr, 0, {}};
+    loupe::session_info session{"params", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc, nullptr, 0, {}, {}, {}, {}, 0};
     loupe::thread_info main_thread{1, 501, "main", 1};
     loupe::thread_info worker{2, 502, "worker", 1};
     std::uint64_t events = 0;
@@ -196,7 +196,7 @@ TEST(ParamFormat, EveryValueKindSpecsAndApplyErrorsRoundTripThroughFileSink) {
     }
     loupe::trace t = loupe::read_trace_file(path);
     std::remove(path.c_str());
-    EXPECT_EQ(t.session.version_minor, 8);
+    EXPECT_EQ(t.session.version_minor, 9);
     ASSERT_TRUE(t.complete);
 
     ASSERT_EQ(t.param_specs.size(), 3u);
@@ -438,7 +438,7 @@ TEST(ParamFormat, SessionsWithoutParametersEncodeAsBefore) {
     static const loupe::site tick{"tick", "w.cpp", "f", 5, loupe::site_kind::instant};
     static const loupe::site depth{"depth", "w.cpp", "f", 6, loupe::site_kind::counter};
     const loupe::metric_info metrics[] = {{9, "db.rows", "rows", loupe::metric_source::push, true, ""}};
-    loupe::session_info s{"golden", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc, metrics, 1, {}};
+    loupe::session_info s{"golden", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc, metrics, 1, {}, {}, {}, {}, 0};
     loupe::thread_info a{1, 101, "a", 1}, b{2, 102, "b", 1};
     loupe::detail::trace_encoder enc;
     loupe::record r;

@@ -291,6 +291,49 @@ public:
         }
     }
 
+    void on_host(std::uint64_t at, const loupe::trace_session_info& s) override {
+        if (json_) {
+            line(open(at, "host") + ",\"host\":" + q(s.host) + ",\"boot_id\":" + q(s.boot_id) +
+                 ",\"clock_domain\":" + q(s.clock_domain) + ",\"process_start_ns\":" + std::to_string(s.process_start_ns) +
+                 "}");
+        } else {
+            text(at, "HOST", "host " + q(s.host) + " boot " + q(s.boot_id) + " clock domain " + q(s.clock_domain) +
+                                 " process start " + std::to_string(s.process_start_ns));
+        }
+    }
+
+    void on_task_context(std::uint64_t at, const loupe::trace_context& c) override {
+        const std::string trace = hex64(c.trace_high) + hex64(c.trace_low);
+        if (json_) {
+            line(open(at, "task_context") + ",\"thread\":" + std::to_string(c.thread_id) + ",\"time_ns\":" +
+                 std::to_string(c.time_ns) + ",\"trace\":\"" + trace + "\",\"span\":\"" + hex64(c.span_id) +
+                 "\",\"flags\":" + std::to_string(c.trace_flags) + ",\"tracestate\":" + q(c.tracestate) + "}");
+        } else {
+            text(at, "TASK_CONTEXT", "thread " + std::to_string(c.thread_id) + " trace " + trace + " span " +
+                                         hex64(c.span_id) + " flags " + std::to_string(c.trace_flags) +
+                                         (c.tracestate.empty() ? std::string() : " tracestate " + q(c.tracestate)));
+        }
+    }
+
+    void on_task_point(std::uint64_t at, const loupe::trace_task_point& t) override {
+        static const char* const points[] = {"?", "call_out", "return_in", "request_in", "return_out"};
+        const char* point = points[static_cast<unsigned>(t.kind) % 5];
+        const std::string trace = hex64(t.trace_high) + hex64(t.trace_low);
+        if (json_) {
+            line(open(at, "task") + ",\"thread\":" + std::to_string(t.thread_id) + ",\"point\":\"" + point +
+                 "\",\"time_ns\":" + std::to_string(t.time_ns) + ",\"trace\":\"" + trace + "\",\"call\":\"" +
+                 hex64(t.call_id) + "\",\"span\":\"" + hex64(t.span_id) + "\",\"echoed\":\"" + hex64(t.echoed_id) +
+                 "\",\"status\":" + std::to_string(t.status) + ",\"tagged\":" + (t.tagged ? "true" : "false") +
+                 ",\"peer\":" + q(t.peer) + ",\"name\":" + q(t.name) + "}");
+        } else {
+            text(at, "TASK", std::string(point) + " thread " + std::to_string(t.thread_id) + " at " +
+                                 std::to_string(t.time_ns) + " trace " + trace + " call " + hex64(t.call_id) + " span " +
+                                 hex64(t.span_id) + " echoed " + hex64(t.echoed_id) + " status " +
+                                 std::to_string(t.status) + (t.tagged ? " tagged" : "") + " peer " + q(t.peer) +
+                                 " name " + q(t.name));
+        }
+    }
+
     void on_unknown(std::uint64_t at, std::uint8_t kind, std::uint64_t bytes) override {
         if (json_) {
             line(open(at, "unknown") + ",\"kind\":" + std::to_string(kind) + ",\"bytes\":" + std::to_string(bytes) +
@@ -301,6 +344,12 @@ public:
     }
 
 private:
+    static std::string hex64(std::uint64_t v) {
+        char text[17];
+        std::snprintf(text, sizeof text, "%016" PRIx64, v);
+        return text;
+    }
+
     static const char* site_kind_name(loupe::site_kind k) {
         switch (k) {
             case loupe::site_kind::zone: return "zone";
@@ -313,6 +362,7 @@ private:
             case loupe::site_kind::flow_end: return "flow_end";
             case loupe::site_kind::unit: break;  // a ring unit header, never a site's kind
             case loupe::site_kind::zone_arg: break;  // a zone argument's key: never a SITE record
+            case loupe::site_kind::task: break;      // the task points' gate: never a SITE record
         }
         return "?";
     }

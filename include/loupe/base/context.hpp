@@ -1,7 +1,9 @@
 // A thread's context as a value: the six annotated fields (client, user,
 // session, request, app, component), each at most 63 bytes of UTF-8 cut at a
-// character boundary. Threads set it with the scopes of core/context.hpp;
-// records and traces carry it as this value.
+// character boundary, and the task the thread serves (W3C trace context,
+// base/task_context.hpp; invalid when none). Threads set it with the scopes
+// of core/context.hpp and tasks/task_scope.hpp; records and traces carry it
+// as this value.
 //
 // Thread-safety: a plain value.
 #pragma once
@@ -10,6 +12,8 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+
+#include "loupe/base/task_context.hpp"
 
 namespace loupe {
 
@@ -42,8 +46,9 @@ inline const char* context_field_name(context_field f) noexcept {
     return names[static_cast<unsigned>(f) % context_field_count];
 }
 
-/// A copy of a thread's context: a plain value (about 400 bytes, no heap)
-/// that can be stored, passed to another thread and adopted there.
+/// A copy of a thread's context: a plain value (about 1 KiB, no heap; a
+/// copy copies only the tracestate characters in use) that can be stored,
+/// passed to another thread and adopted there.
 class context {
 public:
     std::string_view get(context_field f) const noexcept {
@@ -62,25 +67,30 @@ public:
         std::memcpy(values_[i], value.data(), length_[i] & ~detail::value_truncated);
         if (truncated) length_[i] |= detail::value_truncated;
     }
-    /// True when no field is set.
+    /// The task the thread served (not valid() when none).
+    const tasks::task_context& task() const noexcept { return task_; }
+    /// Sets the task (an invalid one: none).
+    void set_task(const tasks::task_context& t) noexcept { task_ = t.valid() ? t : tasks::task_context{}; }
+    /// True when no field is set and there is no task.
     bool empty() const noexcept {
         for (auto n : length_) {
             if (n != 0) return false;
         }
-        return true;
+        return !task_.valid();
     }
     friend bool operator==(const context& a, const context& b) noexcept {
         for (unsigned i = 0; i < context_field_count; ++i) {
             const auto f = static_cast<context_field>(i);
             if (a.get(f) != b.get(f)) return false;
         }
-        return true;
+        return a.task_ == b.task_;
     }
     friend bool operator!=(const context& a, const context& b) noexcept { return !(a == b); }
 
 private:
     char values_[context_field_count][max_context_value] = {};
     std::uint8_t length_[context_field_count] = {};
+    tasks::task_context task_;
 };
 
 }  // namespace loupe

@@ -33,6 +33,12 @@ struct session_info {
     const metric_info* metrics = nullptr;
     std::size_t metric_count = 0;
     std::string_view program;  ///< the recording program's name (no directory); "" when unknown
+    std::string_view host;     ///< host name; "" when unknown
+    std::string_view boot_id;  ///< the kernel's boot id; "" when unknown
+    /// Sessions with equal, non-empty clock domains share one clock: their
+    /// times compare directly (core/detail/process_identity.hpp).
+    std::string_view clock_domain;
+    std::uint64_t process_start_ns = 0;  ///< process start since boot, ns (0: unknown)
 };
 
 /// A thread as its sinks see it. A rename shows as a new `name_version` on the
@@ -66,6 +72,38 @@ enum class record_kind : std::uint8_t {
            ///< `begin_ns` (= `end_ns`), `flow_id`: a point of a flow (flow.hpp)
     zone_arg,  ///< `thread`, `begin_ns` (= `end_ns`) = the begin time of the zone it belongs to, `arg`: a
                ///< key and value of that zone (LOUPE_ZONE_ARG), sent before the zone's own record
+    task_point,  ///< `thread`, `begin_ns` (= `end_ns`), `task`: an interception point of a call between
+                 ///< processes (tasks/call_scopes.hpp)
+};
+
+/// Where in a call between processes a task point was taken (US 9,619,273
+/// FIG.2 and FIG.3: the four interception points).
+enum class task_point_kind : std::uint8_t {
+    call_out = 1,    ///< client: the call leaves (t1)
+    return_in = 2,   ///< client: its return arrived, or the call ended without one (t4)
+    request_in = 3,  ///< server: a request arrived (t2)
+    return_out = 4,  ///< server: its return leaves (t3)
+};
+
+/// A task point as sinks see it (record_kind::task_point). `call_id` is the
+/// id on the wire (the client made it and sent it as traceparent's
+/// parent-id; the server received it; 0 on a server: no valid context came
+/// in). `span_id` is the local call: on the client, the span of the code
+/// that made the call; on the server, the span its handler runs as.
+struct task_point {
+    task_point_kind kind = task_point_kind::call_out;
+    std::uint64_t trace_high = 0;  ///< W3C trace id, first 16 hex digits
+    std::uint64_t trace_low = 0;
+    std::uint64_t call_id = 0;
+    std::uint64_t span_id = 0;
+    /// return_in: the id the return echoed (0: none); return_out: the id echoed.
+    std::uint64_t echoed_id = 0;
+    std::int64_t status = 0;  ///< return points: the result (an HTTP status; < 0 failed)
+    bool tagged = false;      ///< client points: the call carried the context
+    /// call_out: the destination; request_in: the caller when known. Return
+    /// points carry none (their call's first point has it).
+    std::string_view peer;
+    std::string_view name;  ///< call_out, request_in: the call's name; return points: none
 };
 
 /// What a method call carries besides its zone (record_kind::zone whose
@@ -133,6 +171,7 @@ struct record {
     const param_apply_error* apply_error = nullptr;  ///< for record_kind::param_apply_error
     std::uint64_t flow_id = 0;                       ///< for record_kind::flow: never 0
     const zone_argument* arg = nullptr;                  ///< for record_kind::zone_arg
+    const task_point* task = nullptr;                    ///< for record_kind::task_point
 };
 
 }  // namespace loupe

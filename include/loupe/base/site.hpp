@@ -23,11 +23,13 @@ enum class site_kind : std::uint8_t {
     flow_end = 7,
     unit = 8,
     zone_arg = 9,  ///< a zone argument's key (core/zone_arg.hpp); rides its zone, not a session kind
+    task = 10,     ///< the gate of task points (tasks/call_scopes.hpp); never a site's own kind
 };
 
 /// Number of session-recordable site_kind values plus one (kinds index
-/// arrays by their value; `unit` is not one of them).
-inline constexpr unsigned site_kind_slots = 8;
+/// arrays by their value; `unit` and `zone_arg` are not recordable, their
+/// slots stay empty).
+inline constexpr unsigned site_kind_slots = 11;
 
 /// Bit masks of event kinds, for `session_config::kinds`.
 namespace kinds {
@@ -47,7 +49,10 @@ inline constexpr std::uint32_t methods = 1u << static_cast<unsigned>(site_kind::
 /// the work one request does on several threads (or processes).
 inline constexpr std::uint32_t flows =
     1u << static_cast<unsigned>(site_kind::flow) | 1u << static_cast<unsigned>(site_kind::flow_end);
-inline constexpr std::uint32_t all = zones | instants | counters | io | methods | flows;
+/// Task points (tasks/call_scopes.hpp): the four interception points of the
+/// calls between processes, which `loupe merge` joins into task trees.
+inline constexpr std::uint32_t tasks = 1u << static_cast<unsigned>(site_kind::task);
+inline constexpr std::uint32_t all = zones | instants | counters | io | methods | flows | tasks;
 }  // namespace kinds
 
 /// The `kinds` bit of one site kind.

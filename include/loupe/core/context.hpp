@@ -33,18 +33,20 @@
 
 namespace loupe {
 
-/// The calling thread's current context. Cost: copies up to 6 short values.
+/// The calling thread's current context, its task included. Cost: copies
+/// up to 6 short values and the task's tracestate.
 inline context capture_context() noexcept {
     const detail::context_state& c = detail::t_context;
     context out;
     for (unsigned i = 0; i < context_field_count; ++i) {
         out.set(static_cast<context_field>(i), c.value(i), c.truncated(i));
     }
+    if (c.task.valid()) out.set_task(c.task_value());
     return out;
 }
 
-/// Clears the calling thread's context and forgets its open scopes (they
-/// become no-ops). Call it at task boundaries in a thread pool so that one
+/// Clears the calling thread's context (its task included) and forgets its
+/// open scopes (they become no-ops). Call it at task boundaries in a thread pool so that one
 /// task's user never leaks into the next.
 inline void reset_context() noexcept { detail::clear_context(); }
 
@@ -53,7 +55,7 @@ class field_scope {
 public:
     field_scope(context_field f, std::string_view value) noexcept
         : token_(detail::push_field(static_cast<unsigned>(f) % context_field_count, value)) {}
-    ~field_scope() { detail::pop_context(token_); }
+    LOUPE_ALWAYS_INLINE ~field_scope() { detail::pop_context(token_); }
     field_scope(const field_scope&) = delete;
     field_scope& operator=(const field_scope&) = delete;
     static void* operator new(std::size_t) = delete;
@@ -63,8 +65,9 @@ private:
 };
 
 /// Sets several fields for the enclosing block as one change (a filter never
-/// sees a half-set context), or adopts a whole captured context: fields the
-/// captured context does not set are unset inside the scope.
+/// sees a half-set context), or adopts a whole captured context, its task
+/// included: fields the captured context does not set are unset inside the
+/// scope (and the task, when it has none).
 ///
 ///     auto ctx = loupe::capture_context();                 // on the submitting thread
 ///     pool.submit([ctx] { loupe::context_scope adopt(ctx); work(); });
@@ -86,9 +89,9 @@ public:
             values[i] = adopted.get(static_cast<context_field>(i));
             if (adopted.truncated(static_cast<context_field>(i))) truncated = static_cast<std::uint8_t>(truncated | (1u << i));
         }
-        token_ = detail::push_context((1u << context_field_count) - 1, values, truncated);
+        token_ = detail::push_context(detail::task_bit | (detail::task_bit - 1u), values, truncated, &adopted.task());
     }
-    ~context_scope() { detail::pop_context(token_); }
+    LOUPE_ALWAYS_INLINE ~context_scope() { detail::pop_context(token_); }
     context_scope(const context_scope&) = delete;
     context_scope& operator=(const context_scope&) = delete;
     static void* operator new(std::size_t) = delete;

@@ -335,6 +335,7 @@ inline constexpr key_ref app{filter_key::app};
 inline constexpr key_ref component{filter_key::component};
 inline constexpr key_ref thread{filter_key::thread};
 inline constexpr key_ref process{filter_key::process};
+inline constexpr key_ref trace{filter_key::trace};
 }  // namespace where
 
 }  // namespace loupe

@@ -26,11 +26,12 @@ enum class filter_key : std::uint8_t {
     component = 5,
     thread = 6,
     process = 7,
+    trace = 8,  ///< the thread's task: its W3C trace id as 32 lowercase hex digits (tasks/task_scope.hpp)
 };
 
 // context_field_count (the keys client .. component) comes from base/context.hpp.
 /// How many keys there are.
-inline constexpr std::size_t filter_key_count = 8;
+inline constexpr std::size_t filter_key_count = 9;
 
 /// Limits of one filter (see docs/filters.md). They bound the parser's
 /// recursion and the cost of `filter::matches`.
@@ -40,7 +41,7 @@ inline constexpr std::size_t filter_max_tests = 256;        ///< tests (`user ==
 inline constexpr std::size_t filter_max_value_bytes = 63;   ///< one string literal; context values are cut to this
 
 /// The name of a key as the filter language spells it: "client", "user",
-/// "session", "request", "app", "component", "thread", "process"; "?" for a
+/// "session", "request", "app", "component", "thread", "process", "trace"; "?" for a
 /// value outside the enum. Cost: a switch. Thread-safety: pure function.
 inline const char* filter_key_name(filter_key k) noexcept {
     switch (k) {
@@ -52,6 +53,7 @@ inline const char* filter_key_name(filter_key k) noexcept {
         case filter_key::component: return "component";
         case filter_key::thread: return "thread";
         case filter_key::process: return "process";
+        case filter_key::trace: return "trace";
     }
     return "?";
 }
@@ -63,6 +65,7 @@ struct filter_subject {
     std::string_view fields[context_field_count];  ///< indexed by `filter_key` (client .. component)
     std::string_view thread;                       ///< thread name
     std::string_view process;                      ///< process name
+    std::string_view trace;                        ///< trace id (32 hex digits), empty without a task
 
     /// The value a key tests; empty when unset. Cost: a branch.
     std::string_view value(filter_key k) const noexcept {
@@ -75,6 +78,9 @@ struct filter_subject {
         }
         if (k == filter_key::process) {
             return process;
+        }
+        if (k == filter_key::trace) {
+            return trace;
         }
         return {};
     }
@@ -154,6 +160,18 @@ inline std::string filter_literal_problem(filter_key k, std::string_view value, 
     if (value.empty()) {
         return std::string("expected a non-empty string, found \"\"; unset fields never match, use !(") +
                filter_key_name(k) + " ~ \"*\") to select threads without " + filter_value_noun(k);
+    }
+    if (k == filter_key::trace && !glob) {
+        for (std::size_t i = 0; i < value.size() && i < 32; ++i) {
+            const char c = value[i];
+            if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+                offset = i;
+                return "expected a trace id of 32 lowercase hex digits, found " + filter_describe_byte(static_cast<unsigned char>(c));
+            }
+        }
+        if (value.size() != 32) {
+            return "expected a trace id of 32 lowercase hex digits, found " + std::to_string(value.size()) + " characters";
+        }
     }
     if (value.size() > filter_max_value_bytes) {
         return "expected at most " + std::to_string(filter_max_value_bytes) + " bytes, found a string of " +

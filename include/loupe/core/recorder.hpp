@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
+#include <string_view>
 
 #include "loupe/base/clock.hpp"
 #include "loupe/base/config.hpp"
@@ -53,6 +54,10 @@ struct recorder_hooks {
     /// Zone exit with metrics: reads them again and pushes the zone with its deltas.
     std::atomic<void (*)(const site*, std::uint64_t t0, std::uint64_t sessions, const metric_plan&) noexcept>
         push_zone_with_metrics;
+    /// Of `sessions`, those whose task rules tag a call to `peer` named `name`
+    /// (core/task_rules.hpp).
+    std::atomic<std::uint64_t (*)(std::uint64_t sessions, std::string_view peer, std::string_view name) noexcept>
+        tagging;
 };
 
 namespace no_runtime {
@@ -65,6 +70,7 @@ inline push_outcome push_records(thread_state&, std::uint64_t, const raw_record*
 inline void count_lost(thread_state&, push_outcome, std::uint64_t) noexcept {}
 inline const metric_plan* enter_zone_metrics(const metric_plan*) noexcept { return nullptr; }
 inline void push_zone_with_metrics(const site*, std::uint64_t, std::uint64_t, const metric_plan&) noexcept {}
+inline std::uint64_t tagging(std::uint64_t sessions, std::string_view, std::string_view) noexcept { return sessions; }
 }  // namespace no_runtime
 
 /// One table per process (default visibility: shared libraries share it).
@@ -72,7 +78,12 @@ LOUPE_API inline recorder_hooks g_recorder{{&no_runtime::refresh_sessions},
                                            {&no_runtime::push_records},
                                            {&no_runtime::count_lost},
                                            {&no_runtime::enter_zone_metrics},
-                                           {&no_runtime::push_zone_with_metrics}};
+                                           {&no_runtime::push_zone_with_metrics},
+                                           {&no_runtime::tagging}};
+
+/// Session slots whose task rules (core/task_rules.hpp) may leave a call
+/// untagged: only calls recorded for one of them ask recorder_hooks::tagging.
+LOUPE_API inline std::atomic<std::uint64_t> g_task_rules_slots{0};
 
 /// The process's tick clock once calibrated (null before), and the lock its
 /// one calibration runs under. Not a function-local static: fork() must be

@@ -71,6 +71,18 @@ public:
         state_->owner->set_filter(*state_, text);
     }
 
+    /// Replaces the session's task rules (text as in session_config::task_rules;
+    /// empty: tag every call) while it runs; outgoing calls from now on follow
+    /// them. Throws loupe::error naming the line and column for invalid text
+    /// (the old rules stay) or when the session is not running.
+    /// Cost: a parse and two mutexes. Thread-safety: any thread.
+    void set_task_rules(std::string_view text) {
+        if (!state_ || state_->owner != detail::runtime_pointer().load(std::memory_order_acquire)) {
+            throw error("cannot change the task rules of a session that is not running");
+        }
+        state_->owner->set_task_rules(*state_, text);
+    }
+
     /// Replaces the session's parameter specs (text as in
     /// session_config::params; empty: none) while it runs. Calls that enter
     /// from now on use them; a call already inside keeps the values it entered

@@ -30,7 +30,7 @@ struct session_config {
     /// Shown in traces and error messages.
     std::string name = "loupe";
     /// Event kinds to record: an OR of `loupe::kinds::zones`, `instants`,
-    /// `counters`, `io` (default: all).
+    /// `counters`, `io`, `methods`, `flows`, `tasks` (default: all).
     std::uint32_t kinds = loupe::kinds::all;
     /// Where records go; at least one. A sink may be shared by sessions.
     std::vector<std::shared_ptr<sink>> sinks;
@@ -51,6 +51,13 @@ struct session_config {
     /// filter makes start_session throw loupe::error naming the column.
     /// Build one in code with loupe::where and pass `f.to_string()`.
     std::string filter;
+    /// Which outgoing calls carry the task's context to their callee
+    /// (tasks/call_scopes.hpp), in the rules language of core/task_rules.hpp
+    /// (docs/tasks.md), e.g. `tag peer=inventory*; skip all`. Empty: every
+    /// call. Invalid rules make start_session throw loupe::error naming the
+    /// line and column. Change them while the session runs with
+    /// `session::set_task_rules`.
+    std::string task_rules;
     /// Metrics every recorded zone carries besides its duration, by name
     /// (metrics/metric.hpp): built-in "cpu_time", "task_clock", "cycles",
     /// "instructions", "alloc_bytes", "alloc_count", "free_bytes",

@@ -67,6 +67,13 @@ struct trace_session_info {
     clock_source clock = clock_source::tsc;
     std::string name;
     std::string program;  ///< the recording program's name (PROCESS record, since 1.7); "" when unknown
+    // Which process, on which machine (HOST record, since 1.9; empty/0 when absent):
+    std::string host;          ///< host name (gethostname)
+    std::string boot_id;       ///< the kernel's boot id (/proc/sys/kernel/random/boot_id)
+    /// Traces whose clock domains are equal and not empty share one clock:
+    /// their times compare directly (same machine and boot, CLOCK_MONOTONIC).
+    std::string clock_domain;
+    std::uint64_t process_start_ns = 0;  ///< when the process started, on the trace's clock (0: unknown)
 };
 
 struct trace_site {
@@ -134,7 +141,14 @@ struct trace_context {
     std::uint64_t time_ns = 0;
     std::string fields[context_field_count];
     std::uint8_t truncated_mask = 0;  ///< bit f: field f was cut to 63 bytes
+    // The task the thread served (TASK_CONTEXT record, since 1.9); all 0 when none.
+    std::uint64_t trace_high = 0;  ///< W3C trace id, first 16 hex digits
+    std::uint64_t trace_low = 0;   ///< W3C trace id, last 16 hex digits
+    std::uint64_t span_id = 0;     ///< the call the thread runs as (its outgoing calls' parent)
+    std::uint8_t trace_flags = 0;  ///< W3C trace-flags
+    std::string tracestate;        ///< W3C tracestate as kept, may be empty
     const std::string& get(context_field f) const noexcept { return fields[static_cast<unsigned>(f)]; }
+    bool has_task() const noexcept { return (trace_high | trace_low) != 0; }
 };
 
 /// What I/O operations were done on (an IO_RESOURCE record): a file, socket
@@ -230,6 +244,32 @@ struct trace_flow {
     bool terminates = false;
 };
 
+/// A TASK record (since 1.9): one interception point of a call (kinds:
+/// base/record.hpp's task_point_kind).
+///
+/// Ids: `call_id` is the id on the wire, the one both processes see. The
+/// client made it and sent it as traceparent's parent-id; the server
+/// received it (0: the request carried no valid context, a task starts
+/// there). `span_id` is the local call: on the client, the span of the
+/// code that made the call (the parent of the call); on the server, the
+/// span the handler runs as (the parent of the calls it makes).
+struct trace_task_point {
+    task_point_kind kind = task_point_kind::call_out;
+    std::uint64_t thread_id = 0;
+    std::uint64_t time_ns = 0;
+    std::uint64_t trace_high = 0;  ///< W3C trace id, first 16 hex digits
+    std::uint64_t trace_low = 0;   ///< last 16 hex digits
+    std::uint64_t call_id = 0;
+    std::uint64_t span_id = 0;
+    /// return_in: the id the return echoed (traceresponse's child id; 0 when
+    /// it carried none); return_out: the id this server echoed (0: none).
+    std::uint64_t echoed_id = 0;
+    std::int64_t status = 0;  ///< return points: the call's result (e.g. the HTTP status; < 0: failed)
+    bool tagged = false;      ///< call_out/return_in: the call carried the context (the rules chose it)
+    std::string peer;         ///< call_out: the destination ("inventory", "10.0.0.2:8080"); request_in: the caller if known
+    std::string name;         ///< call_out, request_in: the call's name ("GET /stock"); return points: empty
+};
+
 /// An argument of a zone (LOUPE_ZONE_ARG): its key and value. Views: see
 /// where it comes from (trace_zone_arg, trace::args_of).
 struct trace_zone_argument {
@@ -282,6 +322,12 @@ public:
     virtual void on_flow(std::uint64_t /*offset*/, const trace_flow&) {}
     virtual void on_zone_arg(std::uint64_t /*offset*/, const trace_zone_arg&) {}
     virtual void on_process(std::uint64_t /*offset*/, std::string_view /*program*/) {}
+    /// HOST (since 1.9): the identity fields of trace_session_info are set.
+    virtual void on_host(std::uint64_t /*offset*/, const trace_session_info&) {}
+    /// TASK_CONTEXT (since 1.9): amends the thread's CONTEXT record just
+    /// before it (same thread and time) with the task; `c` holds both.
+    virtual void on_task_context(std::uint64_t /*offset*/, const trace_context& /*c*/) {}
+    virtual void on_task_point(std::uint64_t /*offset*/, const trace_task_point&) {}
     /// A record of a kind this reader does not know (skipped).
     virtual void on_unknown(std::uint64_t /*offset*/, std::uint8_t /*kind*/, std::uint64_t /*payload_bytes*/) {}
 };
@@ -656,6 +702,9 @@ private:
             case format::rec_flow: flow(at, c); break;
             case format::rec_process: process(at, c); break;
             case format::rec_zone_arg: zone_arg(at, c); break;
+            case format::rec_host: host(at, c); break;
+            case format::rec_task_context: task_context(at, c); break;
+            case format::rec_task: task_point(at, c); break;
             default:
                 visitor_.on_unknown(at, kind, length);
                 c = trace_cursor(data_, payload_end, payload_end);
@@ -666,6 +715,7 @@ private:
                                            record_name(kind) + " record that starts at byte " + std::to_string(at));
         }
         whole_records_end_ = payload_end;
+        previous_kind_ = kind;
     }
 
     static const char* record_name(std::uint8_t kind) {
@@ -692,6 +742,9 @@ private:
             case format::rec_flow: return "FLOW";
             case format::rec_process: return "PROCESS";
             case format::rec_zone_arg: return "ZONE_ARG";
+            case format::rec_host: return "HOST";
+            case format::rec_task_context: return "TASK_CONTEXT";
+            case format::rec_task: return "TASK";
             default: return "unknown";
         }
     }
@@ -819,7 +872,90 @@ private:
         }
         decode_context_payload(c, ctx.time_ns, ctx.truncated_mask,
                                [&](unsigned f, std::string_view v) { ctx.fields[f].assign(v.data(), v.size()); });
+        ctx.trace_high = ctx.trace_low = ctx.span_id = 0;
+        ctx.trace_flags = 0;
+        ctx.tracestate.clear();
         visitor_.on_context(at, ctx);
+    }
+
+    // Amends the CONTEXT record just before it with the thread's task.
+    void task_context(std::uint64_t at, trace_cursor& c) {
+        trace_context& ctx = context_;
+        const std::uint64_t thread_at = c.pos();
+        const std::uint64_t thread = c.varint("TASK_CONTEXT thread");
+        const std::uint64_t time_at = c.pos();
+        const std::uint64_t time = c.u64("TASK_CONTEXT time");
+        if (previous_kind_ != format::rec_context) {
+            throw trace_error(at, "TASK_CONTEXT record does not follow a CONTEXT record; expected it right after "
+                                  "the CONTEXT it amends");
+        }
+        if (thread != ctx.thread_id) {
+            throw trace_error(thread_at, "TASK_CONTEXT thread " + std::to_string(thread) + " differs from its CONTEXT's thread " +
+                                             std::to_string(ctx.thread_id));
+        }
+        if (time != ctx.time_ns) {
+            throw trace_error(time_at, "TASK_CONTEXT time " + std::to_string(time) + " differs from its CONTEXT's time " +
+                                           std::to_string(ctx.time_ns));
+        }
+        const std::uint64_t ids_at = c.pos();
+        ctx.trace_high = c.u64("TASK_CONTEXT trace id");
+        ctx.trace_low = c.u64("TASK_CONTEXT trace id");
+        ctx.span_id = c.u64("TASK_CONTEXT span id");
+        if ((ctx.trace_high | ctx.trace_low) == 0 || ctx.span_id == 0) {
+            throw trace_error(ids_at, "TASK_CONTEXT ids are zero; expected a non-zero trace id and span id");
+        }
+        ctx.trace_flags = c.u8("TASK_CONTEXT flags");
+        const std::uint64_t state_at = c.pos();
+        const std::string_view state = c.bytes("TASK_CONTEXT tracestate");
+        if (state.size() > 512) {
+            throw trace_error(state_at, "TASK_CONTEXT tracestate of " + std::to_string(state.size()) +
+                                            " bytes; expected at most 512");
+        }
+        ctx.tracestate.assign(state.data(), state.size());
+        visitor_.on_task_context(at, ctx);
+    }
+
+    void task_point(std::uint64_t at, trace_cursor& c) {
+        trace_task_point& t = task_point_;  // reused: its strings keep their storage
+        known_thread(c, "TASK thread");
+        t.thread_id = current_thread_;
+        const std::uint64_t kind_at = c.pos();
+        const std::uint8_t kind = c.u8("TASK kind");
+        if (kind < 1 || kind > 4) {
+            throw trace_error(kind_at, "TASK kind " + std::to_string(kind) +
+                                           " is unknown; expected 1 (call_out), 2 (return_in), 3 (request_in) or 4 (return_out)");
+        }
+        t.kind = static_cast<task_point_kind>(kind);
+        t.time_ns = info_.start_ns + static_cast<std::uint64_t>(format::unzigzag(c.varint("TASK time")));
+        const std::uint64_t ids_at = c.pos();
+        t.trace_high = c.u64("TASK trace id");
+        t.trace_low = c.u64("TASK trace id");
+        if ((t.trace_high | t.trace_low) == 0) throw trace_error(ids_at, "TASK trace id is zero; expected a non-zero id");
+        t.call_id = c.u64("TASK call id");
+        t.span_id = c.u64("TASK span id");
+        t.echoed_id = c.u64("TASK echoed id");
+        t.status = format::unzigzag(c.varint("TASK status"));
+        const std::uint64_t flags_at = c.pos();
+        const std::uint8_t flags = c.u8("TASK flags");
+        if (flags > format::task_tagged) {
+            throw trace_error(flags_at, "TASK flags " + std::to_string(flags) + " has unknown bits; expected 0 or 1");
+        }
+        t.tagged = flags == format::task_tagged;
+        const std::string_view peer = c.bytes("TASK peer");
+        t.peer.assign(peer.data(), peer.size());
+        const std::string_view name = c.bytes("TASK name");
+        t.name.assign(name.data(), name.size());
+        visitor_.on_task_point(at, t);
+    }
+
+    void host(std::uint64_t at, trace_cursor& c) {
+        if (host_seen_) throw trace_error(at, "a second HOST record; a trace holds one process");
+        host_seen_ = true;
+        info_.host = std::string(c.bytes("HOST host name"));
+        info_.boot_id = std::string(c.bytes("HOST boot id"));
+        info_.clock_domain = std::string(c.bytes("HOST clock domain"));
+        info_.process_start_ns = c.varint("HOST process start");
+        visitor_.on_host(at, info_);
     }
 
     void io_resource(std::uint64_t at, trace_cursor& c) {
@@ -1052,6 +1188,9 @@ private:
     std::uint64_t whole_records_end_ = 0;
     bool session_seen_ = false;
     bool process_seen_ = false;
+    bool host_seen_ = false;
+    std::uint8_t previous_kind_ = 0;
+    trace_task_point task_point_;
     bool ended_ = false;
     std::uint64_t current_thread_ = 0;
     std::uint64_t events_ = 0;

@@ -47,6 +47,8 @@ public:
                 return flow(r);
             case record_kind::zone_arg:
                 return zone_arg(r);
+            case record_kind::task_point:
+                return task_point_record(r);
         }
     }
 
@@ -109,6 +111,13 @@ private:
         if (!s.program.empty()) {
             append_text(s.program);
             emit(format::rec_process);
+        }
+        if (!s.host.empty() || !s.boot_id.empty() || !s.clock_domain.empty() || s.process_start_ns != 0) {
+            append_text(s.host);
+            append_text(s.boot_id);
+            append_text(s.clock_domain);
+            append_varint(scratch_, s.process_start_ns);
+            emit(format::rec_host);
         }
         for (std::size_t i = 0; i < s.metric_count; ++i) metric(s.metrics[i]);
     }
@@ -395,6 +404,37 @@ private:
             scratch_.insert(scratch_.end(), v.begin(), v.end());
         }
         emit(format::rec_context);
+        const tasks::task_context& task = r.context->task();
+        if (task.valid()) {  // amends the CONTEXT just written (older readers skip it)
+            append_varint(scratch_, r.thread->id);
+            unsigned char ids[32];
+            unsigned char* p = format::put_u64(ids, r.begin_ns);
+            p = format::put_u64(format::put_u64(p, task.trace.high), task.trace.low);
+            format::put_u64(p, task.span);
+            scratch_.insert(scratch_.end(), ids, ids + sizeof ids);
+            scratch_.push_back(task.flags);
+            append_text(task.state.view());
+            emit(format::rec_task_context);
+        }
+    }
+
+    void task_point_record(const record& r) {
+        thread(*r.thread);
+        close_batch();
+        const task_point& t = *r.task;
+        append_varint(scratch_, r.thread->id);
+        scratch_.push_back(static_cast<unsigned char>(t.kind));
+        append_varint(scratch_, format::zigzag(static_cast<std::int64_t>(r.begin_ns - start_ns_)));
+        unsigned char ids[40];
+        unsigned char* p = format::put_u64(format::put_u64(ids, t.trace_high), t.trace_low);
+        p = format::put_u64(format::put_u64(p, t.call_id), t.span_id);
+        format::put_u64(p, t.echoed_id);
+        scratch_.insert(scratch_.end(), ids, ids + sizeof ids);
+        append_varint(scratch_, format::zigzag(t.status));
+        scratch_.push_back(t.tagged ? format::task_tagged : 0);
+        append_text(t.peer);
+        append_text(t.name);
+        emit(format::rec_task);
     }
 
     // One IO record per operation: I/O is rare next to zones, and a record

@@ -90,6 +90,7 @@ struct trace {
     /// text views storage the trace owns and shares with its copies.
     std::vector<param_value> param_values;
     std::vector<trace_flow> flows;  ///< FLOW records in file order (per thread, by time)
+    std::vector<trace_task_point> task_points;  ///< TASK records in file order (per thread, by time)
     /// Zones' arguments, per zone in the order they were recorded (see
     /// trace_event::args_begin).
     std::vector<trace_zone_argument> zone_args;
@@ -265,6 +266,15 @@ public:
     }
     void on_apply_error(std::uint64_t, const trace_apply_error& e) override { out_.apply_errors.push_back(e); }
     void on_flow(std::uint64_t, const trace_flow& f) override { out_.flows.push_back(f); }
+    void on_host(std::uint64_t, const trace_session_info& s) override {
+        out_.session.host = s.host;
+        out_.session.boot_id = s.boot_id;
+        out_.session.clock_domain = s.clock_domain;
+        out_.session.process_start_ns = s.process_start_ns;
+    }
+    // The decoder checked that `c` amends the CONTEXT record just before.
+    void on_task_context(std::uint64_t, const trace_context& c) override { out_.contexts.back() = c; }
+    void on_task_point(std::uint64_t, const trace_task_point& t) override { out_.task_points.push_back(t); }
     // As ZONE_METRICS, METHOD_CALL follows the EVENTS record whose last
     // event is the call's zone. Values' text views the input until
     // finish_params copies it into the trace.

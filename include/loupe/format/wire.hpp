@@ -14,7 +14,7 @@ namespace loupe::detail::format {
 inline constexpr unsigned char magic[8] = {0x89, 'L', 'O', 'U', 'P', 'E', '\r', '\n'};
 inline constexpr std::size_t header_size = 16;  // magic, u16 major, u16 minor, u32 flags
 inline constexpr std::uint16_t version_major = 1;
-inline constexpr std::uint16_t version_minor = 8;
+inline constexpr std::uint16_t version_minor = 9;
 
 /// Top-level record kinds. Every record is `u8 kind, varint length, payload`;
 /// a reader skips kinds it does not know.
@@ -38,6 +38,9 @@ enum record_kind : std::uint8_t {
     rec_flow = 0x11,           // since 1.6
     rec_process = 0x12,        // since 1.7
     rec_zone_arg = 0x13,       // since 1.8
+    rec_host = 0x14,           // since 1.9
+    rec_task_context = 0x15,   // since 1.9
+    rec_task = 0x16,           // since 1.9
 };
 
 /// Event tags inside an EVENTS record. The set is closed for a format
@@ -50,6 +53,8 @@ enum event_tag : std::uint8_t {
 
 /// METHOD_CALL flags.
 enum method_call_flag : std::uint8_t { call_exceptional = 1, call_has_cpu = 2, call_values_lost = 4 /* since 1.5 */ };
+/// TASK flags.
+enum task_flag : std::uint8_t { task_tagged = 1 };
 /// FLOW flags.
 enum flow_flag : std::uint8_t { flow_terminates = 1 };
 /// METHOD_CALL value flags (strings and type names).

@@ -59,6 +59,7 @@ struct start_request {
     std::uint32_t kinds = loupe::kinds::all;
     std::string filter;  ///< filter language (docs/filters.md)
     std::string params;  ///< parameter specs, one per line
+    std::string task_rules;  ///< which calls carry the task's context (core/task_rules.hpp)
     std::vector<std::string> metrics;
     std::size_t ring_bytes = 0;     ///< 0: the session default
     bool overflow_block = false;    ///< overflow=block
@@ -73,6 +74,7 @@ struct request {
     start_request start;
     bool set_filter = false;  ///< set: filter= given (in start.filter)
     bool set_params = false;  ///< set: params= given (in start.params)
+    bool set_task_rules = false;  ///< set: task_rules= given (in start.task_rules)
 };
 
 namespace detail {
@@ -167,11 +169,13 @@ inline std::uint32_t parse_kinds(const line_cursor& c, std::size_t at, std::stri
             mask |= loupe::kinds::methods;
         else if (item == "flows")
             mask |= loupe::kinds::flows;
+        else if (item == "tasks")
+            mask |= loupe::kinds::tasks;
         else if (item == "all")
             mask |= loupe::kinds::all;
         else {
             c.fail(where, "kinds: unknown kind '" + std::string(item) +
-                              "'; expected zones, instants, counters, io, methods, flows or all (comma-separated)");
+                              "'; expected zones, instants, counters, io, methods, flows, tasks or all (comma-separated)");
         }
     }
     return mask;
@@ -251,12 +255,13 @@ inline void parse_config(line_cursor& c, request& r, bool for_set) {
         if (c.done() || c.peek() != '=') c.fail(key_at, "expected key=value, found '" + key + "' without '='");
         ++c.pos;
         const bool known = key == "name" || key == "kinds" || key == "filter" || key == "params" || key == "metrics" ||
-                           key == "ring_bytes" || key == "overflow" || key == "output" || key == "duration_ms";
-        if (!known || (for_set && key != "filter" && key != "params")) {
+                           key == "ring_bytes" || key == "overflow" || key == "output" || key == "duration_ms" ||
+                           key == "task_rules";
+        if (!known || (for_set && key != "filter" && key != "params" && key != "task_rules")) {
             c.fail(key_at, "unknown key '" + key + "'; expected " +
-                               (for_set ? std::string("filter or params")
-                                        : std::string("name, kinds, filter, params, metrics, ring_bytes, overflow, "
-                                                      "output or duration_ms")));
+                               (for_set ? std::string("filter, params or task_rules")
+                                        : std::string("name, kinds, filter, params, task_rules, metrics, ring_bytes, "
+                                                      "overflow, output or duration_ms")));
         }
         for (const std::string& k : seen) {
             if (k == key) c.fail(key_at, "key '" + key + "' given twice");
@@ -278,6 +283,9 @@ inline void parse_config(line_cursor& c, request& r, bool for_set) {
         } else if (key == "params") {
             s.params = value;
             r.set_params = true;
+        } else if (key == "task_rules") {
+            s.task_rules = value;
+            r.set_task_rules = true;
         } else if (key == "metrics") {
             for (const auto& [item, where] : split_list(value, value_at)) {
                 if (item.empty()) c.fail(where, "metrics: an empty metric name");
@@ -297,7 +305,9 @@ inline void parse_config(line_cursor& c, request& r, bool for_set) {
             s.duration_ms = parse_number(c, value_at, key, value, 1, max_duration_ms);
         }
     }
-    if (for_set && !r.set_filter && !r.set_params) c.fail(c.pos, "set: expected filter=... or params=...");
+    if (for_set && !r.set_filter && !r.set_params && !r.set_task_rules) {
+        c.fail(c.pos, "set: expected filter=..., params=... or task_rules=...");
+    }
 }
 
 }  // namespace detail

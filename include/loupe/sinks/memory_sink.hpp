@@ -54,6 +54,11 @@ struct memory_event {
     std::string spec_text;
     std::string spec_name;
     std::string reason;
+    /// task_point: the point, its peer and name copied into `task_peer` and
+    /// `task_name` (`task.peer` and `task.name` are left empty).
+    task_point task;
+    std::string task_peer;
+    std::string task_name;
     /// What `params`' text views; shared by copies of the event (immutable).
     std::shared_ptr<const std::string> param_text;
 
@@ -108,6 +113,12 @@ public:
         if (r.apply_error) {
             e.spec = r.apply_error->spec;
             e.reason = std::string(r.apply_error->reason);
+        }
+        if (r.task) {
+            e.task = *r.task;
+            e.task_peer = std::string(r.task->peer);
+            e.task_name = std::string(r.task->name);
+            e.task.peer = e.task.name = {};
         }
         std::lock_guard<std::mutex> lock(mutex_);
         events_.push_back(std::move(e));

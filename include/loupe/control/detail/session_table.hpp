@@ -242,6 +242,7 @@ private:
         cfg.kinds = req.kinds;
         cfg.filter = req.filter;
         cfg.params = req.params;
+        cfg.task_rules = req.task_rules;
         cfg.metrics = req.metrics;
         if (req.ring_bytes != 0) cfg.ring_bytes = req.ring_bytes;
         cfg.overflow = req.overflow_block ? overflow_policy::block : overflow_policy::drop;
@@ -280,9 +281,11 @@ private:
 
     std::string set(const remote::request& r) {
         controlled_session& s = running_session(r.name, "set");
-        // Both or neither: the filter is checked before the specs change.
-        if (r.set_filter && r.set_params) (void)loupe::filter::parse(r.start.filter);
+        // All or none: the filter and the rules are checked before anything changes.
+        if (r.set_filter && (r.set_params || r.set_task_rules)) (void)loupe::filter::parse(r.start.filter);
+        if (r.set_task_rules && r.set_params) (void)loupe::task_rules::parse(r.start.task_rules);
         if (r.set_params) s.handle.set_params(r.start.params);  // throws naming line and column
+        if (r.set_task_rules) s.handle.set_task_rules(r.start.task_rules);  // likewise
         if (r.set_filter) {
             s.handle.set_filter(r.start.filter);  // throws naming the column; the old filter stays
             s.filter = r.start.filter;

@@ -283,6 +283,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                 break;
             case site_kind::io:      // not a call-site kind (I/O comes as a unit): ignored
             case site_kind::method:  // likewise (method calls come as units)
+            case site_kind::task:    // likewise (task points come as units)
             case site_kind::unit:    // handled above
                 return true;
         }

@@ -16,27 +16,48 @@
 #include <cstdint>
 #include <cstring>
 #include <string_view>
+#include <type_traits>
 
 #include "loupe/base/config.hpp"
 #include "loupe/base/context.hpp"
 #include "loupe/base/error.hpp"
+#include "loupe/base/task_context.hpp"
 #include "loupe/core/detail/thread_state.hpp"
 
 namespace loupe::detail {
 
 inline constexpr std::size_t max_context_depth = 32;  ///< nested scopes per thread
 inline constexpr std::size_t context_arena_bytes = 2048;
+/// The bit of a frame's mask that says it set the task.
+inline constexpr std::uint8_t task_bit = 1u << context_fields;
+
+/// The thread's task: ids and flags (the tracestate text is in the arena).
+/// Plain integers: context_state must stay trivially constructible, or
+/// every access to t_context would call a TLS init function.
+struct task_slot {
+    std::uint64_t trace_high;
+    std::uint64_t trace_low;
+    std::uint64_t span;
+    std::uint16_t state_offset;
+    std::uint16_t state_length;
+    std::uint8_t flags;
+    bool valid() const noexcept { return (trace_high | trace_low) != 0; }
+    tasks::trace_id trace() const noexcept { return {trace_high, trace_low}; }
+};
 
 struct context_frame {
     std::uint32_t serial;
     std::uint16_t arena_mark;  ///< arena top before this frame's values
-    std::uint8_t mask;         ///< fields this frame set
+    std::uint8_t mask;         ///< fields this frame set (and task_bit)
     std::uint8_t dead;         ///< destroyed out of order; pop with the frame above
     std::uint16_t saved_offset[context_fields];
     std::uint8_t saved_length[context_fields];
+    // A frame with task_bit keeps the task it replaced at the start of its
+    // arena space (arena_mark), so frames stay small for the common scopes.
 };
 
-/// Trivially constructible, so thread_local access needs no guard.
+/// Trivially constructible, so thread_local access needs no guard (a
+/// static_assert below keeps it so).
 struct context_state {
     std::uint32_t generation;  ///< bumps on every change of the values
     std::uint32_t next_serial;
@@ -46,13 +67,27 @@ struct context_state {
     std::uint8_t length[context_fields];   ///< its length | value_truncated
     context_frame frames[max_context_depth];
     char arena[context_arena_bytes];
+    task_slot task;  ///< trace all zero: none (after the arena: the hot fields keep their places)
 
     std::string_view value(std::size_t field) const noexcept {
         return {arena + offset[field], static_cast<std::size_t>(length[field] & ~value_truncated)};
     }
+    std::string_view tracestate() const noexcept { return {arena + task.state_offset, task.state_length}; }
+    /// The task as a value (an invalid one when none).
+    tasks::task_context task_value() const noexcept {
+        tasks::task_context t;
+        if (!task.valid()) return t;
+        t.trace = task.trace();
+        t.span = task.span;
+        t.flags = task.flags;
+        t.state.assign(tracestate());
+        return t;
+    }
     bool truncated(std::size_t field) const noexcept { return (length[field] & value_truncated) != 0; }
 };
 
+static_assert(std::is_trivially_default_constructible_v<context_state>,
+              "t_context needs no TLS init function only while context_state is trivial");
 LOUPE_API inline thread_local context_state t_context;
 
 enum class context_misuse : unsigned { too_deep, foreign_thread, out_of_order };
@@ -87,12 +122,16 @@ inline void context_changed() noexcept {
 }
 
 /// Pushes a frame that sets the fields in `mask` to `values[field]`; fields in
-/// `truncated` are flagged as cut even if they fit.
+/// `truncated` are flagged as cut even if they fit. With task_bit in `mask`,
+/// the frame also sets the task to `*task` (an invalid one: none).
 inline context_token push_context(std::uint8_t mask, const std::string_view* values,
-                                  std::uint8_t truncated = 0) noexcept {
+                                  std::uint8_t truncated = 0, const tasks::task_context* task = nullptr) noexcept {
     context_state& c = t_context;
     std::uint8_t lengths[context_fields] = {};
     std::size_t bytes = 0;
+    if (task == nullptr) mask = static_cast<std::uint8_t>(mask & ~task_bit);
+    const bool set_task = (mask & task_bit) != 0 && task->valid();
+    if (mask & task_bit) bytes += sizeof(task_slot) + (set_task ? task->state.size() : 0);
     for (std::size_t f = 0; f < context_fields; ++f) {
         if (mask & (1u << f)) {
             lengths[f] = clamp_context_value(values[f]);
@@ -109,6 +148,10 @@ inline context_token push_context(std::uint8_t mask, const std::string_view* val
     fr.arena_mark = static_cast<std::uint16_t>(c.arena_top);
     fr.mask = mask;
     fr.dead = 0;
+    if (mask & task_bit) {
+        std::memcpy(c.arena + c.arena_top, &c.task, sizeof(task_slot));
+        c.arena_top += static_cast<std::uint32_t>(sizeof(task_slot));
+    }
     for (std::size_t f = 0; f < context_fields; ++f) {
         if (!(mask & (1u << f))) continue;
         fr.saved_offset[f] = c.offset[f];
@@ -118,6 +161,16 @@ inline context_token push_context(std::uint8_t mask, const std::string_view* val
         c.offset[f] = static_cast<std::uint16_t>(c.arena_top);
         c.length[f] = lengths[f];
         c.arena_top += static_cast<std::uint32_t>(n);
+    }
+    if (mask & task_bit) {
+        c.task = task_slot{};
+        if (set_task) {
+            const std::string_view state = task->state.view();
+            if (!state.empty()) std::memcpy(c.arena + c.arena_top, state.data(), state.size());
+            c.task = task_slot{task->trace.high, task->trace.low, task->span, static_cast<std::uint16_t>(c.arena_top),
+                               static_cast<std::uint16_t>(state.size()), task->flags};
+            c.arena_top += static_cast<std::uint32_t>(state.size());
+        }
     }
     const context_token token{&c, c.depth, fr.serial};
     ++c.depth;
@@ -151,8 +204,18 @@ inline context_token push_field(std::size_t f, std::string_view value) noexcept 
     return token;
 }
 
+// Out of line, so that pop_context stays small enough to inline.
+LOUPE_NOINLINE inline void restore_task(context_state& c, const context_frame& fr) noexcept {
+    std::memcpy(&c.task, c.arena + fr.arena_mark, sizeof(task_slot));
+}
+
 inline void restore_frame(context_state& c, const context_frame& fr) noexcept {
-    for (unsigned mask = fr.mask; mask != 0; mask &= mask - 1) {
+    unsigned mask = fr.mask;
+    if (LOUPE_UNLIKELY(mask & task_bit)) {
+        restore_task(c, fr);
+        mask &= ~unsigned{task_bit};
+    }
+    for (; mask != 0; mask &= mask - 1) {
         const unsigned f = static_cast<unsigned>(__builtin_ctz(mask));
         c.offset[f] = fr.saved_offset[f];
         c.length[f] = fr.saved_length[f];
@@ -162,7 +225,7 @@ inline void restore_frame(context_state& c, const context_frame& fr) noexcept {
 
 /// Ends the frame of `token`. LIFO is the normal case; anything else is
 /// reported once and handled without corrupting the context.
-inline void pop_context(const context_token& token) noexcept {
+LOUPE_ALWAYS_INLINE void pop_context(const context_token& token) noexcept {
     if (token.owner == nullptr) return;
     context_state& c = t_context;
     if (LOUPE_UNLIKELY(token.owner != &c)) {
@@ -189,6 +252,7 @@ inline void clear_context() noexcept {
     c.arena_top = 0;
     std::memset(c.length, 0, sizeof c.length);
     std::memset(c.offset, 0, sizeof c.offset);
+    c.task = task_slot{};
     context_changed();
 }
 

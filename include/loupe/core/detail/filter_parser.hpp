@@ -284,12 +284,12 @@ private:
         return inner;
     }
 
-    // test := KEY ("==" | "!=" | "~") STRING | KEY "in" "[" STRING ("," STRING)* "]"
+    // test := KEY ("==" | "!=" | "~") STRING | KEY "in" "[" STRING ("," STRING)* "]" | KEY "exists"
     Filter parse_test() {
         filter_key key{};
         if (!filter_key_from_name(tok_.value, key)) {
             fail(tok_.pos,
-                 "expected a field (client, user, session, request, app, component, thread, process), found " +
+                 "expected a field (client, user, session, request, app, component, thread, process, trace), found " +
                      describe());
         }
         if (++tests_ > filter_max_tests) {
@@ -324,8 +324,12 @@ private:
                 values.push_back(literal(key, false, " after ','"));
             }
             next();
+        } else if (tok_.kind == token_kind::word && tok_.value == "exists") {
+            op = filter_op::glob;  // `KEY exists` is `KEY ~ "*"`: set to anything
+            next();
+            values.emplace_back("*");
         } else {
-            fail(tok_.pos, std::string("expected '==', '!=', 'in' or '~' after field '") + filter_key_name(key) +
+            fail(tok_.pos, std::string("expected '==', '!=', 'in', '~' or 'exists' after field '") + filter_key_name(key) +
                                "', found " + describe());
         }
         return Filter::make_test(op, key, std::move(values));

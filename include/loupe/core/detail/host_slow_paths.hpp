@@ -84,10 +84,18 @@ inline push_outcome runtime_push_records(thread_state& ts, std::uint64_t session
 }
 
 // The calling thread's context as filters see it.
-inline filter_subject current_subject(const thread_state& ts, std::string_view process, char (&os_name)[64]) noexcept {
+// `trace_text` receives the thread's trace id in hex when it serves a task.
+inline filter_subject current_subject(const thread_state& ts, std::string_view process, char (&os_name)[64],
+                                      char (&trace_text)[32]) noexcept {
     filter_subject subject;
     const context_state& c = t_context;
     for (std::size_t f = 0; f < context_fields; ++f) subject.fields[f] = c.value(f);
+    if (c.task.valid()) {
+        static constexpr char digits[] = "0123456789abcdef";
+        const std::uint64_t halves[2] = {c.task.trace_high, c.task.trace_low};
+        for (unsigned i = 0; i < 32; ++i) trace_text[i] = digits[(halves[i / 16] >> (60 - 4 * (i % 16))) & 15];
+        subject.trace = std::string_view(trace_text, 32);
+    }
     if (ts.pending_name[0] != '\0') {
         subject.thread = ts.pending_name;
     } else {
@@ -138,7 +146,8 @@ inline std::uint64_t runtime_refresh_sessions(thread_state& ts, site_kind kind) 
     if (const std::uint64_t filtered = active & g_hot.filtered_slots.load(std::memory_order_relaxed)) {
         const runtime* r = runtime_pointer().load(std::memory_order_acquire);
         char os_name[64];
-        active &= r ? ~r->filtered_out(filtered, current_subject(ts, r->process_name(), os_name)) : ~filtered;
+        char trace_text[32];
+        active &= r ? ~r->filtered_out(filtered, current_subject(ts, r->process_name(), os_name, trace_text)) : ~filtered;
     }
     for (; active != 0; active &= active - 1) {
         const int slot = __builtin_ctzll(active);
@@ -202,6 +211,12 @@ inline void runtime_push_zone_with_metrics(const site* where, std::uint64_t t0, 
     runtime_count_lost(ts, runtime_push_records(ts, sessions, unit, n), sessions);
 }
 
+// recorder_hooks::tagging: the runtime's task rules.
+inline std::uint64_t runtime_tagging(std::uint64_t sessions, std::string_view peer, std::string_view name) noexcept {
+    const runtime* r = runtime_pointer().load(std::memory_order_acquire);
+    return r ? r->tagging(sessions, peer, name) : sessions;
+}
+
 // Hands the recorder (core/recorder.hpp) the slow paths above. Called when
 // the runtime is made, before any session can arm.
 inline void install_recorder_hooks() noexcept {
@@ -210,6 +225,7 @@ inline void install_recorder_hooks() noexcept {
     g_recorder.count_lost.store(&runtime_count_lost, std::memory_order_release);
     g_recorder.enter_zone_metrics.store(&read_zone_entry_metrics, std::memory_order_release);
     g_recorder.push_zone_with_metrics.store(&runtime_push_zone_with_metrics, std::memory_order_release);
+    g_recorder.tagging.store(&runtime_tagging, std::memory_order_release);
 }
 
 }  // namespace loupe::detail

@@ -49,6 +49,7 @@
 #include "loupe/base/error_handler.hpp"
 #include "loupe/core/detail/context_record.hpp"
 #include "loupe/core/detail/hot_state.hpp"
+#include "loupe/core/detail/process_identity.hpp"
 #include "loupe/core/detail/ring.hpp"
 #include "loupe/core/detail/session_metrics.hpp"
 #include "loupe/core/detail/session_state.hpp"
@@ -56,6 +57,7 @@
 #include "loupe/core/filter.hpp"
 #include "loupe/core/os_thread_id.hpp"
 #include "loupe/core/params_backend.hpp"
+#include "loupe/core/task_rules.hpp"
 #include "loupe/core/recorder.hpp"
 #include "loupe/core/session_config.hpp"
 #include "loupe/core/zone_metrics.hpp"
@@ -79,7 +81,10 @@ public:
     static constexpr std::size_t max_ring_bytes = std::size_t{1} << 30;
 
     runtime()
-        : clock_(process_clock()), pid_(static_cast<std::uint32_t>(::getpid())), process_name_(current_process_name()) {
+        : clock_(process_clock()),
+          pid_(static_cast<std::uint32_t>(::getpid())),
+          process_name_(current_process_name()),
+          identity_(read_process_identity()) {
         g_hot.use_tsc.store(clock_.uses_tsc(), std::memory_order_relaxed);
         if (pthread_key_create(&exit_key_, &on_thread_exit) != 0) {
             throw error("loupe: cannot create the thread-exit key (pthread_key_create failed)");
@@ -101,6 +106,7 @@ public:
         validate(cfg);
         internal_allocation_scope internal;
         std::shared_ptr<const filter> thread_filter = parse_filter(cfg.name, cfg.filter);
+        std::shared_ptr<const task_rules> rules = parse_task_rules(cfg.name, cfg.task_rules);
         auto s = std::make_shared<session_state>();
         s->metrics = session_metrics::resolve(cfg.name, cfg.metrics);
         std::shared_ptr<void> specs;
@@ -143,6 +149,10 @@ public:
         s->info.wall_anchor_ns = wall_ns();
         s->info.pid = pid_;
         s->info.program = process_name_;
+        s->info.host = identity_.host;
+        s->info.boot_id = identity_.boot_id;
+        s->info.clock_domain = identity_.clock_domain;
+        s->info.process_start_ns = identity_.start_ns;
         s->info.clock = clock_.source();
         // Drop counts of this slot start from here: earlier ones belonged to
         // the slot's previous session, which reported them when it finished.
@@ -152,6 +162,7 @@ public:
         {
             std::unique_lock<std::shared_mutex> filters(filter_mutex_);
             slot_filters_[slot] = std::move(thread_filter);
+            set_slot_task_rules(slot, std::move(rules));
         }
         if (!s->metrics.empty()) {
             metric_registry& registry = metrics_registry();
@@ -216,6 +227,35 @@ public:
         }
         publish_locked();
         // The old filter is released here, after no refresh can still use it.
+    }
+
+    /// Any thread. Replaces the task rules of a running session
+    /// (core/task_rules.hpp); calls from now on follow them. Throws
+    /// loupe::error for invalid text (the old rules stay) or a session that
+    /// is not running.
+    void set_task_rules(session_state& s, std::string_view text) {
+        std::shared_ptr<const task_rules> rules = parse_task_rules(s.name, text);
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (s.phase != session_phase::starting && s.phase != session_phase::active) {
+            throw error("cannot change the task rules of session '" + s.name + "': it is not running");
+        }
+        std::unique_lock<std::shared_mutex> filters(filter_mutex_);
+        set_slot_task_rules(s.slot, std::move(rules));
+    }
+
+    /// Host thread: of the session slots in `sessions`, those whose task
+    /// rules tag a call to `peer` named `name` (a session without rules tags
+    /// every call: no lock is taken when none of `sessions` has rules).
+    std::uint64_t tagging(std::uint64_t sessions, std::string_view peer, std::string_view name) const noexcept {
+        std::uint64_t ruled = sessions & g_task_rules_slots.load(std::memory_order_acquire);
+        if (ruled == 0) return sessions;
+        std::shared_lock<std::shared_mutex> filters(filter_mutex_);
+        for (; ruled != 0; ruled &= ruled - 1) {
+            const int slot = __builtin_ctzll(ruled);
+            const task_rules* r = slot_task_rules_[slot].get();
+            if (r != nullptr && !r->tags(peer, name)) sessions &= ~(std::uint64_t{1} << slot);
+        }
+        return sessions;
     }
 
     /// Any thread. Replaces the parameter specs of a running session; calls
@@ -366,6 +406,28 @@ private:
         } catch (const filter_error& e) {
             throw error("session '" + session_name + "': " + e.what());
         }
+    }
+
+    // Null for empty rules (every call is tagged).
+    static std::shared_ptr<const task_rules> parse_task_rules(const std::string& session_name, std::string_view text) {
+        try {
+            task_rules parsed = task_rules::parse(text);
+            if (parsed.empty()) return nullptr;
+            return std::make_shared<const task_rules>(std::move(parsed));
+        } catch (const error& e) {
+            throw error("session '" + session_name + "': " + e.what());
+        }
+    }
+
+    // Under filter_mutex_ (exclusive).
+    void set_slot_task_rules(int slot, std::shared_ptr<const task_rules> rules) noexcept {
+        const std::uint64_t bit = std::uint64_t{1} << slot;
+        if (rules) {
+            g_task_rules_slots.fetch_or(bit, std::memory_order_release);
+        } else {
+            g_task_rules_slots.fetch_and(~bit, std::memory_order_release);
+        }
+        slot_task_rules_[slot] = std::move(rules);
     }
 
     // The parameter backend (params/method.hpp); configuring specs without it is a usage error.
@@ -573,10 +635,14 @@ private:
     const tick_clock& clock_;
     const std::uint32_t pid_;
     const std::string process_name_;
+    const process_identity identity_;
     // Thread filters by slot. Host threads read them (shared) when they
     // re-evaluate their session masks; start/set_filter replace them.
     mutable std::shared_mutex filter_mutex_;
     std::shared_ptr<const filter> slot_filters_[max_sessions];
+    // Task rules by slot (null: tag every call), under filter_mutex_ too;
+    // g_task_rules_slots (recorder.hpp) has the bits of the slots that have some.
+    std::shared_ptr<const task_rules> slot_task_rules_[max_sessions];
     pthread_key_t exit_key_{};
 
     std::mutex mutex_;  // guards everything below unless noted
