@@ -12,6 +12,7 @@
 #include <string>
 
 #include <loupe/format/reader.hpp>
+#include <loupe/format/trace_set.hpp>
 
 #include "support/cli_process.hpp"
 #include "support/control_child.hpp"
@@ -58,6 +59,11 @@ TEST(CliControlFork, PsStartSetStopAgainstARunningProcess) {
     const cli_result set =
         loupe_cli(runtime.path(), "set " + pid + " alice --filter 'user == \"alice\" || user == \"carol\"'");
     EXPECT_EQ(set.status, 0) << set.err;
+    const cli_result rules = loupe_cli(runtime.path(), "set " + pid + " alice --task-rules 'tag peer=inventory*; skip all'");
+    EXPECT_EQ(rules.status, 0) << rules.err;
+    const cli_result bad_rules = loupe_cli(runtime.path(), "set " + pid + " alice --task-rules 'tag peer'");
+    EXPECT_EQ(bad_rules.status, 1);
+    EXPECT_NE(bad_rules.err.find("task rules, line 1 column 9"), std::string::npos) << bad_rules.err;
 
     const cli_result stop = loupe_cli(runtime.path(), "stop " + pid + " alice");
     ASSERT_EQ(stop.status, 0) << stop.err;
@@ -94,8 +100,9 @@ TEST(CliControlFork, RecordCollectsATraceFromEveryProcess) {
     EXPECT_NE(r.out.find("recorded 2 of 2 processes for 0.3 s"), std::string::npos) << r.out;
     std::size_t traces = 0;
     for (const auto& entry : std::filesystem::directory_iterator(run)) {
-        ++traces;
         const std::string name = entry.path().filename().string();
+        if (name == "tasks.loupe") continue;  // both joined by task, below
+        ++traces;
         EXPECT_TRUE(name.find(std::to_string(first.pid())) != std::string::npos ||
                     name.find(std::to_string(second.pid())) != std::string::npos)
             << name;
@@ -106,6 +113,9 @@ TEST(CliControlFork, RecordCollectsATraceFromEveryProcess) {
         for (const named_zone& z : zones) EXPECT_EQ(z.name, "alice_work") << name;
     }
     EXPECT_EQ(traces, 2u);
+    // The traces joined by task (loupe merge), next to them: a set of both.
+    EXPECT_NE(r.err.find("loupe: merged 2 traces"), std::string::npos) << r.err;
+    EXPECT_EQ(loupe::read_trace_set_file((std::filesystem::path(run) / "tasks.loupe").string()).size(), 2u);
 
     const cli_result partly = loupe_cli(runtime.path(), "record " + std::to_string(first.pid()) +
                                                             " 4194304 --for 100ms -o '" + run + "2'");

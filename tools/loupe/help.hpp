@@ -12,12 +12,12 @@ inline const char* const global_help =
     "       loupe <command> --help\n"
     "\n"
     "Reads .loupe traces; starts and stops sessions in running processes.\n"
-    "\n"
     "commands:\n"
     "  dump     print every record of a trace, in file order\n"
     "  stats    zone durations, parameter values (--params) or flow hops (--flows)\n"
-    "  report   I/O (--io), call trees and totals of a metric (--tree, --flat, ...)\n"
+    "  report   I/O (--io), call trees and totals of a metric (--tree, ...), tasks (--tasks)\n"
     "  convert  write a trace for ui.perfetto.dev (Perfetto, Chrome JSON) or as OTLP spans\n"
+    "  merge    join the traces of several processes by task: a trace set, or one timeline\n"
     "  export   send traces as OTLP spans to an OpenTelemetry collector (OTLP/HTTP)\n"
     "  ps       this user's processes that listen for loupe (loupe::control::listen)\n"
     "  start, set, stop, status, record  sessions in such processes (record: several at once)\n"
@@ -60,8 +60,9 @@ inline const char* const report_help =
     "usage: loupe report FILE --io [--by GROUP] [--json] [--strict]\n"
     "       loupe report FILE --tree|--flat|--callers|--per-thread|--per-cpu [--metric M] [--ns]\n"
     "                         [--json] [--strict]\n"
+    "       loupe report FILE... --tasks [--json] [--strict]\n"
     "\n"
-    "Reports the I/O or a metric of a trace; one report at a time:\n"
+    "Reports the I/O or a metric of a trace, or the tasks of traces; one report at a time:\n"
     "  --io          I/O per group: operations, bytes in/out, time, throughput; anomalies\n"
     "  --tree        per-thread call trees: Level, RL (recursion level), Calls, Base (self),\n"
     "                Cum (inclusive), Name\n"
@@ -69,6 +70,8 @@ inline const char* const report_help =
     "  --callers     per routine, a stanza of its parents, itself and its children\n"
     "  --per-thread  each thread's metric totals next to the sum of its tree\n"
     "  --per-cpu     push metric totals per CPU\n"
+    "  --tasks       each task across processes (the FILEs, or trace sets, joined): its calls as\n"
+    "                a tree, self times, critical path; per process and call: count, p50/p95/p99\n"
     "\n"
     "options:\n"
     "  --by GROUP  --io: rows per file (default), socket, thread, zone or a context field\n"
@@ -91,6 +94,23 @@ inline const char* const convert_help =
     "  -o OUT          the output file; '-': stdout\n"
     "  --uncompressed  --to perfetto: plain packets (for protoc --decode), not deflated\n"
     "  --batch-bytes N --to otlp: largest batch in bytes (default 4194304)\n"
+    "  --strict        refuse a trace cut short (read by default up to its last whole record)\n";
+
+inline const char* const merge_help =
+    "usage: loupe merge FILE... -o OUT [--to loupe|perfetto|chrome-json] [--uncompressed] [--strict]\n"
+    "\n"
+    "Joins the traces of several processes by task (W3C trace id and call id): each call's\n"
+    "client and server sides, every process on one timeline (clock offsets estimated from the\n"
+    "calls, causality clamped). Writes OUT, then one paragraph on stderr: traces, hosts, tasks,\n"
+    "calls joined, opaque (callee not profiled), unlinked, clamped, clock offsets and uncertainty.\n"
+    "A FILE may be a trace set itself.\n"
+    "\n"
+    "options:\n"
+    "  -o OUT          the output file; '-': stdout (then --to is needed)\n"
+    "  --to FORMAT     loupe: a trace set, the traces back to back (loupe report OUT --tasks reads\n"
+    "                  it); perfetto or chrome-json: one process per trace, calls linked by arrows.\n"
+    "                  Default: by OUT's extension, .loupe, .pftrace or .json\n"
+    "  --uncompressed  --to perfetto: plain packets, not deflated\n"
     "  --strict        refuse a trace cut short (read by default up to its last whole record)\n";
 
 inline const char* const export_help =
@@ -129,7 +149,8 @@ inline const char* const ps_help =
 
 inline const char* const start_help =
     "usage: loupe start PID -o FILE [--name N] [--kinds K] [--filter F] [--params FILE]\n"
-    "                   [--metrics M] [--ring-bytes N] [--overflow drop|block] [--for DURATION]\n"
+    "                   [--task-rules R] [--metrics M] [--ring-bytes N] [--overflow drop|block]\n"
+    "                   [--for DURATION]\n"
     "\n"
     "Starts a session in process PID, which writes the trace to FILE.\n"
     "\n"
@@ -137,20 +158,20 @@ inline const char* const start_help =
     "  -o FILE          the trace, relative to the process's output directory (or absolute\n"
     "                   inside it; see 'loupe status PID')\n"
     "  --name N         the session's name (default remote-1, remote-2, ...)\n"
-    "  --kinds K        zones,instants,counters,io,methods,flows or all (default all)\n"
+    "  --kinds K        zones,instants,counters,io,methods,flows,tasks or all (default all)\n"
     "  --filter F       record only threads whose context matches F, e.g. 'user == \"alice\"'\n"
     "  --params FILE    parameter specs, one per line (read here, sent to the process)\n"
+    "  --task-rules R   which outgoing calls carry the task's context, e.g. 'tag peer=inventory*'\n"
     "  --metrics M      metrics per zone, comma-separated (e.g. cpu_time,alloc_bytes)\n"
     "  --ring-bytes N   per-thread ring size\n"
     "  --overflow P     drop (default) or block when a ring is full\n"
     "  --for DURATION   stop by itself after 500ms, 10s, 5m, 1h ...\n";
 
 inline const char* const set_help =
-    "usage: loupe set PID NAME --filter F\n"
-    "       loupe set PID NAME --params FILE\n"
+    "usage: loupe set PID NAME [--filter F] [--params FILE] [--task-rules R]\n"
     "\n"
-    "Changes the thread filter or the parameter specs of session NAME in process PID while\n"
-    "it runs. An invalid filter or spec is refused and the old one stays.\n";
+    "Changes the thread filter, the parameter specs or the task rules of session NAME in\n"
+    "process PID while it runs. Invalid text is refused and the old settings stay.\n";
 
 inline const char* const stop_help =
     "usage: loupe stop PID NAME\n"
@@ -167,13 +188,14 @@ inline const char* const status_help =
 
 inline const char* const record_help =
     "usage: loupe record --pids PID,PID,... --for DURATION -o DIR [--name N] [--kinds K]\n"
-    "                    [--filter F] [--params FILE] [--metrics M] [--ring-bytes N]\n"
-    "                    [--overflow drop|block] [--progress]\n"
+    "                    [--filter F] [--params FILE] [--task-rules R] [--metrics M]\n"
+    "                    [--ring-bytes N] [--overflow drop|block] [--progress]\n"
     "\n"
     "Starts one session (the same options in each) in every process named, one after the\n"
     "other as fast as they answer, stops them together after DURATION and copies their\n"
-    "traces into DIR as PROGRAM-PID.loupe; one line per process, then a summary. Each\n"
-    "session also stops by itself a minute after DURATION should this command die.\n"
+    "traces into DIR as PROGRAM-PID.loupe; one line per process, then a summary. Then it\n"
+    "joins them by task into DIR/tasks.loupe (as 'loupe merge'). Each session also stops\n"
+    "by itself a minute after DURATION should this command die.\n"
     "\n"
     "options:\n"
     "  --pids LIST      the processes (also as arguments after the command)\n"
@@ -198,6 +220,7 @@ inline const char* command_help(std::string_view command) noexcept {
     if (command == "status") return status_help;
     if (command == "record") return record_help;
     if (command == "export") return export_help;
+    if (command == "merge") return merge_help;
     return nullptr;
 }
 

@@ -15,6 +15,10 @@
 //                                                  I/O per file, socket, thread, context field or zone
 //   loupe report  FILE --tree|--flat|--callers|--per-cpu|--per-thread [--metric M] [--ns] [--json] [--strict]
 //                                                  call trees and totals of a metric (metric_reports.hpp)
+//   loupe report  FILE... --tasks [--json] [--strict]
+//                                                  tasks across processes: trees, critical paths (merge.hpp)
+//   loupe merge   FILE... -o OUT [--to loupe|perfetto|chrome-json] [--uncompressed] [--strict]
+//                                                  traces of several processes joined by task (merge.hpp)
 //   loupe --help, loupe help [CMD], loupe CMD --help   the global or a command's help (help.hpp)
 //
 // Exit status: 0 success, 1 the file cannot be read or is not a valid trace
@@ -50,6 +54,7 @@
 #include "dump.hpp"
 #include "export.hpp"
 #include "help.hpp"
+#include "merge.hpp"
 #include "metric_reports.hpp"
 #include "remote_commands.hpp"
 
@@ -120,7 +125,8 @@ command_line scan(int argc, char** argv) {
 }
 
 // Every command, for the messages about a missing or unknown one.
-constexpr const char* command_list = "dump, stats, report, convert, export, ps, start, set, stop, status or record";
+constexpr const char* command_list =
+    "dump, stats, report, convert, merge, export, ps, start, set, stop, status or record";
 
 std::string unknown_command(const std::string& command) {
     return "unknown command '" + command + "'; expected " + command_list;
@@ -314,7 +320,7 @@ std::string parse_arguments(int argc, char** argv, options& o) {
         return unknown_command(o.command);
     }
     if (o.command == "report" && report_flag.empty()) {
-        return "report needs one of --io, --tree, --flat, --callers, --per-cpu, --per-thread";
+        return "report needs one of --io, --tasks, --tree, --flat, --callers, --per-cpu, --per-thread";
     }
     if (o.command != "report" && !report_flag.empty()) return report_flag + " applies to 'report' only";
     if (metric_at != 0 && o.metrics == loupe_cli::metric_report::none) {
@@ -498,6 +504,21 @@ int main(int argc, char** argv) {
         return 0;
     }
     if (c.command == "help") return run_help(argc, argv);
+    if (c.command == "merge" || loupe_cli::asks_for_task_report(c.command, argc, argv)) {  // merge.hpp
+        try {
+            const int status = loupe_cli::run_task_command(c.command, argc, argv);
+            if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+                std::fprintf(stderr, "loupe: cannot write output: %s\n", std::strerror(errno));
+                return 1;
+            }
+            return status;
+        } catch (const loupe_cli::task_usage& u) {
+            return usage_error(c.command, u.problem);
+        } catch (const std::exception& e) {
+            std::fprintf(stderr, "loupe: %s\n", e.what());
+            return 1;
+        }
+    }
     if (loupe_cli::is_remote_command(c.command)) {  // ps, start, set, stop, status, record (remote_commands.hpp)
         try {
             return loupe_cli::run_remote(argc, argv);

@@ -27,6 +27,8 @@
 #include <thread>
 #include <vector>
 
+#include "merge.hpp"
+
 namespace loupe_cli {
 
 /// A usage problem of a remote command: the message (naming the argument).
@@ -247,6 +249,7 @@ inline int run_record(const record_request& r) {
     }
     unsigned long long events = 0, dropped = 0;
     std::size_t collected = 0;
+    std::vector<std::string> files;
     for (const recorded_process& p : started) {
         try {
             const loupe::remote::json_value stopped = ask(p.pid, "stop " + r.name);
@@ -263,6 +266,7 @@ inline int run_record(const record_request& r) {
             std::printf("process %ld (%s): %llu events, %llu dropped -> %s\n", static_cast<long>(p.pid),
                         p.program.c_str(), static_cast<unsigned long long>(stopped.u64("delivered")),
                         static_cast<unsigned long long>(stopped.u64("dropped")), target.string().c_str());
+            files.push_back(target.string());
             ++collected;
         } catch (const loupe::error& e) {
             std::fprintf(stderr, "loupe: %s\n", e.what());
@@ -272,6 +276,13 @@ inline int run_record(const record_request& r) {
     std::printf("recorded %zu of %zu processes for %.1f s (started within %.1f ms): %llu events, %llu dropped, in %s\n",
                 collected, r.pids.size(), static_cast<double>(r.for_ms) / 1000.0, spread_ms, events, dropped,
                 r.dir.c_str());
+    if (!files.empty()) {  // the processes' traces joined by task (loupe merge), next to them
+        merge_request m;
+        m.files = files;
+        m.output = (std::filesystem::path(r.dir) / "tasks.loupe").string();
+        m.format = "loupe";
+        if (run_merge(m) != 0) status = 1;
+    }
     return status;
 }
 
@@ -296,10 +307,10 @@ inline int run_remote(int argc, char** argv) {
     using namespace remote_detail;
     std::string command;
     std::vector<std::pair<std::string, int>> positional;
-    std::string name, kinds, filter, params_file, metrics, output, ring_bytes, overflow;
+    std::string name, kinds, filter, params_file, metrics, output, ring_bytes, overflow, task_rules;
     int params_at = 0;
     std::uint64_t for_ms = 0;
-    bool has_filter = false, progress = false;
+    bool has_filter = false, has_rules = false, progress = false;
     std::vector<pid_t> pid_list;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
@@ -314,6 +325,9 @@ inline int run_remote(int argc, char** argv) {
         else if (arg == "--filter") {
             filter = value("a FILTER");
             has_filter = true;
+        } else if (arg == "--task-rules") {
+            task_rules = value("task RULES (e.g. 'tag peer=inventory*')");
+            has_rules = true;
         } else if (arg == "--params") {
             params_file = value("a FILE of parameter specs");
             params_at = i;
@@ -347,8 +361,8 @@ inline int run_remote(int argc, char** argv) {
         throw remote_usage{
             "--name, --kinds, --metrics, --ring-bytes, --overflow, --for and -o apply to 'start' and 'record' only"};
     }
-    if (!starts && command != "set" && (has_filter || !params_file.empty())) {
-        throw remote_usage{"--filter and --params apply to 'start', 'record' and 'set' only"};
+    if (!starts && command != "set" && (has_filter || has_rules || !params_file.empty())) {
+        throw remote_usage{"--filter, --task-rules and --params apply to 'start', 'record' and 'set' only"};
     }
     if (command != "record" && (!pid_list.empty() || progress)) {
         throw remote_usage{"--pids and --progress apply to 'record' only"};
@@ -356,6 +370,7 @@ inline int run_remote(int argc, char** argv) {
     // The session options start and record send.
     std::string session_options;
     if (has_filter) session_options += "; filter=" + loupe::remote::quote_value(filter);
+    if (has_rules) session_options += "; task_rules=" + loupe::remote::quote_value(task_rules);
     if (!params_file.empty())
         session_options += "; params=" + loupe::remote::quote_value(read_text_file(params_file, params_at));
     if (!kinds.empty()) session_options += "; kinds=" + loupe::remote::quote_value(kinds);
@@ -405,11 +420,10 @@ inline int run_remote(int argc, char** argv) {
         if (command == "stop") {
             line = "stop " + session;
         } else {
-            if (!has_filter && params_file.empty()) throw remote_usage{"set needs --filter F or --params FILE"};
-            line = "set " + session;
-            if (has_filter) line += " filter=" + loupe::remote::quote_value(filter) + ";";
-            if (!params_file.empty())
-                line += " params=" + loupe::remote::quote_value(read_text_file(params_file, params_at));
+            if (!has_filter && !has_rules && params_file.empty()) {
+                throw remote_usage{"set needs --filter F, --task-rules R or --params FILE"};
+            }
+            line = "set " + session + " " + session_options.substr(2);  // "; filter=…; …" without the first "; "
         }
     }
     try {

@@ -5,6 +5,8 @@
 //   loupe::viewer::write_chrome_json_file(t, "out.json");
 //   // or straight from .loupe bytes, without the in-memory model:
 //   loupe::viewer::convert_to_chrome_json(bytes.data(), bytes.size(), out);
+//   // or several traces, a pid each, on one timeline (loupe merge):
+//   loupe::viewer::write_chrome_json({{&a, {0, a.session.pid}}, {&b, {-offset_b, b.session.pid}}}, out);
 //
 // The output is one JSON object {"traceEvents": [...], "displayTimeUnit":
 // "ns", "otherData": {...}}:
@@ -80,9 +82,16 @@ public:
     /// flow's first point is a "ph":"s" event.
     static constexpr bool needs_flow_starts = true;
 
-    chrome_json_writer(const trace& t, std::string& out) : t_(t), out_(&out) {}
+    /// In an output of several traces (chrome_json_set_writer), `placement`
+    /// moves the trace's times and names its pid; only the first trace
+    /// (`opens`) writes the document's header, and finish() closes it only
+    /// when `closes`.
+    chrome_json_writer(const trace& t, std::string& out, trace_placement placement = {}, bool opens = true,
+                       bool closes = true)
+        : t_(t), out_(&out), placement_(placement), opens_(opens), closes_(closes) {}
     /// A writer for a worker thread (see loupe::detail::convert_viewer).
-    chrome_json_writer(const chrome_json_writer& main, std::string& out) : chrome_json_writer(main.t_, out) {
+    chrome_json_writer(const chrome_json_writer& main, std::string& out)
+        : chrome_json_writer(main.t_, out, main.placement_, main.opens_, main.closes_) {
         flows_ = main.flows_;
         prepare();
     }
@@ -97,6 +106,12 @@ public:
         flows_ = &flows;
         out_->reserve(out_->size() + 110 * expected_events + 4096);
         prepare();
+        if (!opens_) {  // a later trace of a set: its process, after the previous traces' events
+            *out_ += ",\n{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":" + pid_ + ",\"tid\":0,\"args\":{\"name\":";
+            report::json::append_string(*out_, t_.session.program.empty() ? t_.session.name : t_.session.program);
+            *out_ += "}}";
+            return;
+        }
 
         *out_ += "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"session\":";
         report::json::append_string(*out_, t_.session.name);
@@ -129,7 +144,9 @@ public:
         write_flows(flows_->of(thread.id));
     }
 
-    void finish() { *out_ += "\n]}\n"; }
+    void finish() {
+        if (closes_) *out_ += "\n]}\n";
+    }
 
 private:
     // The thread's flow points: each an instant and the flow event that
@@ -143,13 +160,13 @@ private:
             *out_ += ",\n{\"ph\":\"i\",\"s\":\"t\",\"name\":";
             *out_ += quoted_sites_[static_cast<std::size_t>(site - t_.sites.data())];
             *out_ += ",\"pid\":" + pid_ + ",\"tid\":" + tid_ + ",\"ts\":";
-            append_microseconds(*out_, f.time_ns);
+            append_microseconds(*out_, at(f.time_ns));
             *out_ += ",\"args\":{\"flow\":\"" + id + "\"}}";
             *out_ += ",\n{\"ph\":\"";
             *out_ += f.terminates ? 'f' : flows_->starts(index) ? 's' : 't';
             *out_ += "\",\"bp\":\"e\",\"cat\":\"loupe.flow\",\"name\":\"flow\",\"id\":\"0x" + id + "\",\"pid\":" + pid_ +
                      ",\"tid\":" + tid_ + ",\"ts\":";
-            append_microseconds(*out_, f.time_ns);
+            append_microseconds(*out_, at(f.time_ns));
             *out_ += '}';
         }
     }
@@ -165,7 +182,7 @@ private:
         for (const trace_metric& m : t_.metrics) {
             if (m.available && m.id < max_metrics) metric_keys_[m.id] = report::json::quote(m.name) + ':';
         }
-        pid_ = std::to_string(t_.session.pid);
+        pid_ = std::to_string(placement_.pid != 0 ? placement_.pid : t_.session.pid);
         param_labels_ = loupe::detail::param_labels(t_);
     }
 
@@ -178,7 +195,7 @@ private:
         *out_ += "\",\"name\":";
         *out_ += quoted_sites_[op ? t_.sites.size() + static_cast<unsigned>(op->op) : e.site()];
         *out_ += ",\"pid\":" + pid_ + ",\"tid\":" + tid_ + ",\"ts\":";
-        append_microseconds(*out_, e.begin_ns);
+        append_microseconds(*out_, at(e.begin_ns));
         if (step.kind == loupe::detail::timeline_step::begin) {
             *out_ += ",\"dur\":";
             append_microseconds(*out_, e.end_ns() - e.begin_ns);
@@ -319,8 +336,16 @@ private:
         }
     }
 
+    // A time of the trace as written (moved by its placement).
+    std::uint64_t at(std::uint64_t time_ns) const noexcept {
+        return loupe::detail::placed_time(time_ns, placement_.time_offset_ns);
+    }
+
     const trace& t_;
     std::string* out_;
+    trace_placement placement_;
+    bool opens_ = true;
+    bool closes_ = true;
     std::vector<std::string> quoted_sites_;
     std::vector<std::uint32_t> begins_;  // scratch for replay_thread
     const loupe::detail::thread_contexts* contexts_ = nullptr;  // of the thread being written
@@ -354,6 +379,41 @@ inline std::string to_chrome_json(const trace& t) {
 /// naming the path when it cannot be written.
 inline void write_chrome_json_file(const trace& t, const std::string& path) {
     loupe::detail::write_output_file(path, to_chrome_json(t));
+}
+
+/// Writes several traces into one Chrome JSON document, one process each
+/// (what `loupe merge --to chrome-json` writes): each trace's times moved by
+/// its placement's offset, its events under its placement's pid (give
+/// distinct pids). Flow ids shared by the traces link their points across
+/// processes ("ph":"s" where a flow's first point is in its trace, "f" at a
+/// LOUPE_FLOW_END point). "otherData" is the first trace's. Add the traces in
+/// order, then finish(); each is written when added.
+class chrome_json_set_writer {
+public:
+    explicit chrome_json_set_writer(std::string& out) : out_(out) {}
+    void add(const trace& t, trace_placement placement = {}) {
+        detail::chrome_json_writer writer(t, out_, placement, traces_ == 0, false);
+        loupe::detail::write_viewer(t, writer);
+        ++traces_;
+    }
+    /// Closes the document (an empty set gives one with no events).
+    void finish() {
+        if (traces_ == 0) out_ += "{\"displayTimeUnit\":\"ns\",\"otherData\":{},\"traceEvents\":[";
+        out_ += "\n]}\n";
+    }
+
+private:
+    std::string& out_;
+    std::size_t traces_ = 0;
+};
+
+/// Appends the Chrome JSON of several placed traces to `out` (see
+/// chrome_json_set_writer). One trace with the default placement gives the
+/// text write_chrome_json(t) gives.
+inline void write_chrome_json(const std::vector<placed_trace>& traces, std::string& out) {
+    chrome_json_set_writer writer(out);
+    for (const placed_trace& p : traces) writer.add(*p.t, p.placement);
+    writer.finish();
 }
 
 /// Converts the .loupe trace in [data, data + size) to Chrome JSON, appending

@@ -6,6 +6,8 @@
 //   loupe::viewer::write_perfetto_file(t, "out.pftrace");
 //   // or straight from .loupe bytes, without the in-memory model:
 //   loupe::viewer::convert_to_perfetto(bytes.data(), bytes.size(), out);
+//   // or several traces, one process each, on one timeline (loupe merge):
+//   loupe::viewer::write_perfetto({{&a, {0, a.session.pid}}, {&b, {-offset_b, b.session.pid}}}, out);
 //
 // What the output holds:
 // - a process track (pid; named after the program that recorded the trace,
@@ -181,11 +183,26 @@ public:
     /// `t` supplies the session, sites, threads, drops and end (events and
     /// contexts come through thread()); it may be filled after construction,
     /// before begin().
-    perfetto_writer(const trace& t, std::string& out, const perfetto_options& options)
-        : t_(t), result_(&out), compress_(options.compress), options_(&options) {}
+    ///
+    /// In an output of several traces (write_perfetto of placed traces),
+    /// `placement` moves its times and names its pid, `sequence_base` is
+    /// where its packet sequences start (after the previous traces'), and
+    /// only the first (`first`) ties the timeline to wall-clock time and
+    /// names the trace's session.
+    perfetto_writer(const trace& t, std::string& out, const perfetto_options& options,
+                    trace_placement placement = {}, std::uint32_t sequence_base = 0, bool first = true)
+        : t_(t),
+          result_(&out),
+          compress_(options.compress),
+          options_(&options),
+          offset_(placement.time_offset_ns),
+          pid_(placement.pid != 0 ? placement.pid : t.session.pid),
+          sequence_base_(sequence_base),
+          first_(first) {}
     /// A writer for a worker thread: same trace and settings as `main`,
     /// writing threads to `out` (see loupe::detail::convert_viewer).
-    perfetto_writer(const perfetto_writer& main, std::string& out) : perfetto_writer(main.t_, out, *main.options_) {
+    perfetto_writer(const perfetto_writer& main, std::string& out)
+        : perfetto_writer(main.t_, out, *main.options_, {main.offset_, main.pid_}, main.sequence_base_, main.first_) {
         flows_ = main.flows_;
         prepare(0);
     }
@@ -223,6 +240,7 @@ public:
 
 private:
     void prepare(std::size_t expected_events) {
+        pid_ = pid_ != 0 ? pid_ : t_.session.pid;  // `t` may have been filled after construction
         out_.reserve(chunk_bytes + 64 * 1024);
         // Compressed: 0.5-5 bytes per event; plain: about 11 per begin or end packet.
         result_->reserve(result_->size() + (compress_ ? 2 : 24) * expected_events + 4096);
@@ -310,23 +328,29 @@ private:
         return at;
     }
 
+    // A time of the trace as written (moved by its placement).
+    std::uint64_t at(std::uint64_t time_ns) const noexcept { return loupe::detail::placed_time(time_ns, offset_); }
+
     void write_process() {
-        std::size_t packet = open_packet(process_sequence);
-        pb::append_uint(out_, field::timestamp, t_.session.start_ns);
-        std::size_t snapshot = pb::open(out_, field::clock_snapshot);
-        append_clock(clock_boottime, t_.session.start_ns, false);
-        append_clock(clock_realtime, t_.session.wall_anchor_ns, false);
-        pb::close(out_, snapshot);
-        close_packet(packet);
+        std::size_t packet = 0;
+        if (first_) {  // one tie to wall-clock time per output
+            packet = open_packet(sequence_base_ + process_sequence);
+            pb::append_uint(out_, field::timestamp, at(t_.session.start_ns));
+            std::size_t snapshot = pb::open(out_, field::clock_snapshot);
+            append_clock(clock_boottime, at(t_.session.start_ns), false);
+            append_clock(clock_realtime, t_.session.wall_anchor_ns, false);
+            pb::close(out_, snapshot);
+            close_packet(packet);
+        }
 
         // The process: named after the program (when known), labelled with
         // the session's name.
         const std::string& program = options_->process_name.empty() ? t_.session.program : options_->process_name;
-        packet = open_packet(process_sequence);
+        packet = open_packet(sequence_base_ + process_sequence);
         const std::size_t track = pb::open(out_, field::track_descriptor);
-        pb::append_uint(out_, field::track_uuid, track_uuid(t_.session.pid, process_track, 0));
+        pb::append_uint(out_, field::track_uuid, track_uuid(pid_, process_track, 0));
         const std::size_t process = pb::open(out_, field::track_process);
-        pb::append_uint(out_, field::process_pid, t_.session.pid);
+        pb::append_uint(out_, field::process_pid, pid_);
         if (!program.empty()) pb::append_bytes(out_, field::process_name, printable_text(program));
         if (!t_.session.name.empty()) pb::append_bytes(out_, field::process_labels, printable_text(t_.session.name));
         pb::close(out_, process);
@@ -335,8 +359,8 @@ private:
 
         // The session's name on the trace itself: trace_processor keeps it as
         // the metadata "unique_session_name".
-        if (t_.session.name.empty()) return;
-        packet = open_packet(process_sequence);
+        if (t_.session.name.empty() || !first_) return;
+        packet = open_packet(sequence_base_ + process_sequence);
         const std::size_t config = pb::open(out_, field::trace_config);
         pb::append_bytes(out_, field::unique_session_name, printable_text(t_.session.name));
         pb::close(out_, config);
@@ -352,14 +376,15 @@ private:
     }
 
     void write_thread(const trace_thread& thread) {
-        sequence_ = static_cast<std::uint32_t>(process_sequence + 1 + (&thread - t_.threads.data()));
-        thread_uuid_ = track_uuid(t_.session.pid, thread_track, thread.id);
+        sequence_ = static_cast<std::uint32_t>(sequence_base_ + process_sequence + 1 + (&thread - t_.threads.data()));
+        thread_uuid_ = track_uuid(pid_, thread_track, thread.id);
         thread_id_ = thread.id;
         const std::vector<std::uint32_t>& flows = flows_->of(thread.id);
         last_time_ = UINT64_MAX;
         for (const loupe::detail::timeline_event& e : *events_) last_time_ = std::min(last_time_, e.begin_ns);
         if (!flows.empty()) last_time_ = std::min(last_time_, t_.flows[flows.front()].time_ns);  // by time
         if (last_time_ == UINT64_MAX) last_time_ = t_.session.start_ns;
+        last_time_ = at(last_time_);
         reset_interning();
 
         // First packet: clears the sequence's state, sets the defaults (the
@@ -384,13 +409,13 @@ private:
         packet = open_packet(sequence_);
         std::size_t track = pb::open(out_, field::track_descriptor);
         pb::append_uint(out_, field::track_uuid, thread_uuid_);
-        pb::append_uint(out_, field::parent_uuid, track_uuid(t_.session.pid, process_track, 0));
+        pb::append_uint(out_, field::parent_uuid, track_uuid(pid_, process_track, 0));
         // The distinct name as the thread's (what trace_processor and the UI
         // show: they ignore a root thread track's own name) and the track's.
         const std::string name = thread_track_name(thread);
         if (!name.empty()) pb::append_bytes(out_, field::track_name, printable_text(name));
         std::size_t descriptor = pb::open(out_, field::track_thread);
-        pb::append_uint(out_, field::thread_pid, t_.session.pid);
+        pb::append_uint(out_, field::thread_pid, pid_);
         pb::append_uint(out_, field::thread_tid, shown_tid(thread));
         if (!name.empty()) pb::append_bytes(out_, field::thread_name, printable_text(name));
         pb::close(out_, descriptor);
@@ -424,7 +449,8 @@ private:
     // A packet's timestamp: the delta on the sequence's incremental clock; a
     // time that goes back (only in a damaged trace) is clamped to the
     // previous one, so a sequence's times never decrease.
-    void append_time(std::uint64_t time_ns) {
+    void append_time(std::uint64_t recorded_ns) {
+        const std::uint64_t time_ns = at(recorded_ns);
         pb::append_uint(out_, field::timestamp, time_ns > last_time_ ? time_ns - last_time_ : 0);
         if (time_ns > last_time_) last_time_ = time_ns;
     }
@@ -692,7 +718,7 @@ private:
     // A counter's track under the current thread, described on first use.
     std::uint64_t counter_track(const loupe::detail::timeline_event& e) {
         const std::uint64_t uuid =
-            track_uuid(t_.session.pid, counter_track_kind, thread_id_ * 0x100000001b3ull ^ t_.sites[e.site()].id);
+            track_uuid(pid_, counter_track_kind, thread_id_ * 0x100000001b3ull ^ t_.sites[e.site()].id);
         if (!counter_tracks_.emplace(e.site(), uuid).second) return uuid;
         const std::size_t packet = open_packet(sequence_);
         const std::size_t track = pb::open(out_, field::track_descriptor);
@@ -709,11 +735,11 @@ private:
     void write_drops() {
         const std::uint64_t dropped = t_.dropped_total();
         if (dropped == 0) return;
-        const std::size_t packet = open_packet(process_sequence);
-        pb::append_uint(out_, field::timestamp, t_.complete ? t_.end.end_ns : t_.session.start_ns);
+        const std::size_t packet = open_packet(sequence_base_ + process_sequence);
+        pb::append_uint(out_, field::timestamp, at(t_.complete ? t_.end.end_ns : t_.session.start_ns));
         const std::size_t event = pb::open(out_, field::track_event);
         pb::append_uint(out_, field::event_type, instant_event);
-        pb::append_uint(out_, field::event_track_uuid, track_uuid(t_.session.pid, process_track, 0));
+        pb::append_uint(out_, field::event_track_uuid, track_uuid(pid_, process_track, 0));
         pb::append_bytes(out_, field::event_name, "loupe: events dropped");
         const std::size_t annotation = pb::open(out_, field::event_annotations);
         pb::append_bytes(out_, field::annotation_name, "count");
@@ -727,6 +753,10 @@ private:
     std::string* result_;
     bool compress_;
     const perfetto_options* options_;  // outlives the writer and its workers' writers
+    std::int64_t offset_ = 0;          // added to every time (placement)
+    std::uint32_t pid_ = 0;            // the pid shown (placement, else the session's)
+    std::uint32_t sequence_base_ = 0;  // packet sequences start after it
+    bool first_ = true;                // writes the wall-clock tie and the session name
     pb::buffer out_;          // packets not yet moved to result_
     std::string compressed_;  // scratch
     loupe::detail::deflate::match_table deflate_table_;  // scratch of zlib_compress
@@ -774,6 +804,43 @@ inline std::string to_perfetto(const trace& t, perfetto_options options = {}) {
 /// naming the path when it cannot be written.
 inline void write_perfetto_file(const trace& t, const std::string& path, perfetto_options options = {}) {
     loupe::detail::write_output_file(path, to_perfetto(t, options));
+}
+
+/// Writes several traces into one Perfetto trace, one process each (what
+/// `loupe merge --to perfetto` writes): each trace's times moved by its
+/// placement's offset onto one timeline, its process shown with its
+/// placement's pid (give distinct pids), its threads' tracks under it, each
+/// on packet sequences of its own. Flow ids shared by the traces link their
+/// points across processes. The first trace added ties the timeline to
+/// wall-clock time (its clock snapshot) and names the output's session.
+/// Add the traces in order; each is written when added, so only one needs
+/// to be in memory at a time.
+class perfetto_set_writer {
+public:
+    explicit perfetto_set_writer(std::string& out, perfetto_options options = {})
+        : out_(out), options_(std::move(options)) {}
+    /// Appends `t`'s packets (see write_perfetto).
+    void add(const trace& t, trace_placement placement = {}) {
+        detail::perfetto_writer writer(t, out_, options_, placement, sequence_base_, traces_ == 0);
+        loupe::detail::write_viewer(t, writer);
+        sequence_base_ += static_cast<std::uint32_t>(t.threads.size()) + 1;
+        ++traces_;
+    }
+    std::size_t traces() const noexcept { return traces_; }
+
+private:
+    std::string& out_;
+    perfetto_options options_;
+    std::uint32_t sequence_base_ = 0;
+    std::size_t traces_ = 0;
+};
+
+/// Appends the Perfetto encoding of several placed traces to `out` (see
+/// perfetto_set_writer). One trace with the default placement gives the
+/// bytes write_perfetto(t) gives.
+inline void write_perfetto(const std::vector<placed_trace>& traces, std::string& out, perfetto_options options = {}) {
+    perfetto_set_writer writer(out, std::move(options));
+    for (const placed_trace& p : traces) writer.add(*p.t, p.placement);
 }
 
 /// Converts the .loupe trace in [data, data + size) to Perfetto, appending to

@@ -35,7 +35,35 @@
 #include "loupe/format/reader.hpp"
 #include "loupe/format/decoder.hpp"
 
+namespace loupe::viewer {
+
+/// Where one trace goes in an output that holds several (`loupe merge`):
+/// every time of the trace moved by `time_offset_ns` (onto the merged
+/// timeline), its process shown as `pid` (0: the trace's own).
+struct trace_placement {
+    std::int64_t time_offset_ns = 0;
+    std::uint32_t pid = 0;
+};
+
+/// A trace and its placement (see trace_placement).
+struct placed_trace {
+    const trace* t = nullptr;
+    trace_placement placement = {};
+};
+
+}  // namespace loupe::viewer
+
 namespace loupe::detail {
+
+/// `t` moved by `offset`, saturating at 0 and at the largest time.
+inline std::uint64_t placed_time(std::uint64_t t, std::int64_t offset) noexcept {
+    if (offset >= 0) {
+        const auto forward = static_cast<std::uint64_t>(offset);
+        return t > UINT64_MAX - forward ? UINT64_MAX : t + forward;
+    }
+    const std::uint64_t back = 0 - static_cast<std::uint64_t>(offset);  // |offset|, also for INT64_MIN
+    return t < back ? 0 : t - back;
+}
 
 /// Site id -> index in trace::sites: a direct table for the small dense ids
 /// loupe writes, the trace's hash index for anything else.
