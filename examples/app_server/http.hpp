@@ -1,6 +1,8 @@
-// A deliberately small HTTP/1.1 subset for the demo server: read one request
-// (request line, headers, Content-Length body) from a socket and write one
-// response. Enough for the built-in load generator; not a general server.
+// A deliberately small HTTP/1.1 subset for the demo's processes: read one
+// request (request line, headers, Content-Length body) from a socket and write
+// one response (with extra headers, e.g. traceresponse). Enough for the
+// built-in load generator and the calls between the demo's processes; not a
+// general server.
 // Socket reads and writes go through loupe::io, so an I/O session sees them.
 #pragma once
 
@@ -9,6 +11,7 @@
 
 #include <loupe/io.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <map>
@@ -28,6 +31,20 @@ struct http_request {
         return it == headers.end() ? std::string() : it->second;
     }
     std::string path() const { return target.substr(0, target.find('?')); }
+    /// The value of query parameter `name` ("" when absent), as sent.
+    std::string query(const std::string& name) const {
+        std::size_t at = target.find('?');
+        while (at != std::string::npos) {
+            const std::size_t begin = at + 1;
+            const std::size_t end = std::min(target.find('&', begin), target.size());
+            if (target.compare(begin, name.size(), name) == 0 && begin + name.size() < end &&
+                target[begin + name.size()] == '=') {
+                return target.substr(begin + name.size() + 1, end - begin - name.size() - 1);
+            }
+            at = end < target.size() ? end : std::string::npos;
+        }
+        return {};
+    }
 };
 
 /// Reads from `fd` until one whole request is in `buffer` (which may keep
@@ -91,11 +108,23 @@ inline bool send_all(int fd, std::string_view data) {
     return true;
 }
 
-inline bool write_response(int fd, int status, std::string_view body) {
-    const char* reason = status == 200 ? "OK" : status == 404 ? "Not Found" : "Bad Request";
-    std::string response = "HTTP/1.1 " + std::to_string(status) + " " + reason +
+inline const char* reason_phrase(int status) {
+    switch (status) {
+        case 200: return "OK";
+        case 404: return "Not Found";
+        case 502: return "Bad Gateway";
+        default: return status >= 500 ? "Server Error" : "Bad Request";
+    }
+}
+
+/// Writes one response; `headers` (e.g. traceresponse) go after the usual ones.
+inline bool write_response(int fd, int status, std::string_view body,
+                           const std::map<std::string, std::string>& headers = {}) {
+    std::string response = "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status) +
                            "\r\nContent-Type: text/plain\r\nContent-Length: " + std::to_string(body.size()) +
-                           "\r\nConnection: keep-alive\r\n\r\n";
+                           "\r\nConnection: keep-alive\r\n";
+    for (const auto& [name, value] : headers) response += name + ": " + value + "\r\n";
+    response += "\r\n";
     response += body;
     return send_all(fd, response);
 }

@@ -41,9 +41,13 @@ public:
         }
     }
     ~load_generator() {
+        cancel();  // on an error path: the clients stop at their next request
         release(2);
         join();
     }
+
+    /// Makes every client stop before its next request.
+    void cancel() { cancelled_ = true; }
 
     /// Blocks until every client has reached checkpoint `n` (1 or 2) or
     /// finished early (after a failure).
@@ -117,7 +121,7 @@ private:
         }
         const std::string session_id = user + "-s" + std::to_string(session);
         std::string buffer;
-        for (int i = 0; i < per_client_; ++i) {
+        for (int i = 0; i < per_client_ && !cancelled_; ++i) {
             if (reached < 2 && i == (reached + 1) * per_client_ / 3) checkpoint(++reached);
             const std::string target = next_target(user, i);
             const std::string method = target.rfind("/search", 0) == 0 ? "GET" : "POST";
@@ -146,6 +150,7 @@ private:
     int per_client_;
     std::atomic<std::uint64_t> completed_{0};
     std::atomic<std::uint64_t> failed_{0};
+    std::atomic<bool> cancelled_{false};
     std::mutex mutex_;
     std::condition_variable cv_;
     std::size_t arrived_[2] = {0, 0};

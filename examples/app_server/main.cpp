@@ -1,17 +1,23 @@
-// app_server: the loupe demo. A small HTTP/1.1 shop server on 127.0.0.1 with
-// a worker pool, driven by a built-in load generator (users alice, bob and
-// carol, two sessions each). Every request is annotated with its user,
-// session, request id, app and endpoint. Mid-run, while the load goes on, a
-// profiling session filtered to one user starts, records that user's
-// requests only, and stops; the program then writes demo.loupe (for the
-// loupe CLI) and demo.pftrace (open it in ui.perfetto.dev) and prints what
-// an operator asks: that user's slowest requests, where their time went,
-// their I/O by file and socket (the shop's files and the client sockets
-// were opened before the session started; loupe's handle registry still
-// names them), and what their requests cost besides wall time: the session
-// records CPU time, allocations (every operator new/delete is counted, see
+// app_server: the loupe demo. A small HTTP/1.1 shop on 127.0.0.1 in three
+// processes: the front end (this process: a server with a worker pool,
+// driven by a built-in load generator, users alice, bob and carol, two
+// sessions each), an inventory service and a payment service, the same
+// binary run with --role (services.hpp, processes.hpp). A checkout calls
+// both services over HTTP with the W3C traceparent header, so each request
+// is a task across processes (loupe/tasks.hpp). Every request is annotated
+// with its user, session, request id, app and endpoint, in the front end
+// and in the inventory. Mid-run, while the load goes on, a profiling session
+// filtered to one user starts in the front end and, through its control
+// endpoint (loupe::control::listen, loupe::remote), in the inventory
+// process; the payment process is not profiled. Both sessions record that
+// user's requests only and stop; the program then prints what an operator
+// asks: that user's slowest requests, where their time went, their I/O by
+// file and socket (the shop's files and the client sockets were opened
+// before the session started; loupe's handle registry still names them),
+// and what their requests cost besides wall time: the session records CPU
+// time, allocations (every operator new/delete is counted, see
 // LOUPE_COUNT_GLOBAL_ALLOCATIONS below) and the shop's own metric, items
-// priced, each zone charged what its own thread did. Last, which parameter
+// priced, each zone charged what its own thread did. Then which parameter
 // values made that user's calls slow: the session carries parameter specs
 // (method parameter tracing) for the shop's traced methods — the table of
 // every SQL statement (db::execute_sql, a compile-time chain selected with
@@ -19,12 +25,18 @@
 // (pricing::price, a runtime chain call(line_count) through the reflection
 // registry) — and the program prints their time by value. Each request is
 // also a flow from its client thread to the worker that serves it and back
-// (its id travels in an X-Loupe-Flow header): the Perfetto trace draws the
-// arrows, and the program prints how long each hop took.
+// (its id travels in an X-Loupe-Flow header), and the program prints how
+// long each hop took. Last, it joins the two processes' traces by task
+// (loupe merge's library: report/task_join.hpp) and prints the user's
+// slowest task as a tree across processes, the payment call opaque, and
+// writes the merged Perfetto trace: both processes on one timeline, arrows
+// from each call to the request it made in the other process.
 // Finishes by itself in about a second.
 //
 // usage: app_server [--user NAME] [--requests-per-client N] [--out FILE]
-//        (the Perfetto trace goes next to FILE, with .pftrace for .loupe)
+//        (the inventory's trace goes next to FILE as inventory.loupe, the
+//        Perfetto trace next to it with .pftrace for .loupe)
+//        app_server --role inventory|payment --dir DIR   (the front end runs these)
 #include <loupe/metrics/allocations.hpp>
 #include <loupe/loupe.hpp>
 #include <loupe/session.hpp>
@@ -34,10 +46,19 @@
 #include <loupe/report/io_stats.hpp>
 #include <loupe/report/param_stats.hpp>
 #include <loupe/report/slowest.hpp>
+#include <loupe/report/task_join.hpp>
+#include <loupe/report/task_report.hpp>
+#include <loupe/report/task_slices.hpp>
 #include <loupe/report/zone_stats.hpp>
-#include <loupe/sinks/perfetto_sink.hpp>
+#include <loupe/remote/client.hpp>
+#include <loupe/remote/protocol.hpp>
+#include <loupe/remote/reply.hpp>
+#include <loupe/viewer/perfetto.hpp>
+
+#include <signal.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -47,7 +68,9 @@
 #include <vector>
 
 #include "load_generator.hpp"
+#include "processes.hpp"
 #include "server.hpp"
+#include "services.hpp"
 
 // Every operator new/delete of the demo counts into alloc_bytes and
 // alloc_count, charged to the thread that allocates (exactly one TU).
@@ -101,6 +124,47 @@ std::string perfetto_path(const std::string& out) {
     return out + ".pftrace";
 }
 
+// `name` in the directory of `out` (no "./" when `out` has none).
+std::string next_to(const std::string& out, const std::string& name) {
+    const std::string dir = directory_of(out);
+    return out.find('/') == std::string::npos ? name : dir == "/" ? "/" + name : dir + "/" + name;
+}
+
+// One request to the control endpoint of process `pid`; returns its reply.
+// Throws loupe::error when it cannot be sent or the reply is an error.
+loupe::remote::json_value control_request(pid_t pid, const std::string& line) {
+    loupe::remote::connection endpoint(pid);
+    loupe::remote::json_value reply = loupe::remote::parse_reply(endpoint.exchange(line));
+    if (!reply.flag("ok")) throw loupe::error(reply.str("error", "failed"));
+    return reply;
+}
+
+// The task that took longest among those that reached another process
+// (else among all); forest.tasks.size() when there is none.
+std::size_t slowest_task(const loupe::report::task_report& r) {
+    std::size_t best = r.forest.tasks.size();
+    const auto duration = [&](std::size_t t) { return r.forest.nodes[r.tasks[t].root].duration_ns(); };
+    for (int pass = 0; pass < 2 && best == r.forest.tasks.size(); ++pass) {
+        for (std::size_t t = 0; t < r.forest.tasks.size(); ++t) {
+            if (r.tasks[t].root == loupe::report::no_task_node) continue;
+            if (pass == 0 && r.forest.tasks[t].processes < 2) continue;
+            if (best == r.forest.tasks.size() || duration(t) > duration(best)) best = t;
+        }
+    }
+    return best;
+}
+
+// Writes `bytes` to `path`; throws loupe::error naming it.
+void write_file(const std::string& path, const std::string& bytes) {
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (f == nullptr) throw loupe::error("cannot open '" + path + "' for writing: " + std::strerror(errno));
+    const bool written = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
+    const int e = errno;
+    if (std::fclose(f) != 0 || !written) {
+        throw loupe::error("cannot write '" + path + "': " + std::strerror(written ? errno : e));
+    }
+}
+
 // The rows of a tree report that belong to threads with zones under their
 // root. A filtered session also records the push-metric totals of every
 // thread that allocated while it ran (the load generator's clients, the
@@ -123,63 +187,119 @@ loupe::report::tree_report threads_with_zones(loupe::report::tree_report r, std:
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc >= 2 && std::strcmp(argv[1], "--role") == 0) return app_server::run_role(argc, argv);
     options o;
     if (!parse(argc, argv, o)) {
         std::fprintf(stderr, "usage: app_server [--user NAME] [--requests-per-client N] [--out FILE]\n");
         return 2;
     }
+    ::signal(SIGPIPE, SIG_IGN);  // a service that goes away is an error to handle, not a signal
     LOUPE_THREAD_NAME("main");
     const auto started = std::chrono::steady_clock::now();
+    const std::string inventory_out = next_to(o.out, "inventory.loupe");
     try {
-        app_server::server server(6, directory_of(o.out));
-        std::printf("shop server on 127.0.0.1:%d, 6 workers; load: alice, bob, carol x 2 sessions x %d requests\n",
-                    server.port(), o.requests_per_client);
-        app_server::load_generator load(server.port(), o.requests_per_client);
+        // The other two processes first (before any thread of ours), then the front end.
+        app_server::child_process inventory("inventory", directory_of(o.out));
+        app_server::child_process payment("payment", directory_of(o.out));
+        const int inventory_port = inventory.wait_until_listening(std::chrono::seconds(5));
+        const int payment_port = payment.wait_until_listening(std::chrono::seconds(5));
+        {
+            app_server::server server(6, directory_of(o.out), inventory_port, payment_port);
+            std::printf("shop front end on 127.0.0.1:%d, 6 workers; inventory (pid %d) on 127.0.0.1:%d, profiled; "
+                        "payment (pid %d) on 127.0.0.1:%d, not profiled\n",
+                        server.port(), static_cast<int>(inventory.pid()), inventory_port,
+                        static_cast<int>(payment.pid()), payment_port);
+            std::printf("load: alice, bob, carol x 2 sessions x %d requests\n", o.requests_per_client);
+            app_server::load_generator load(server.port(), o.requests_per_client);
 
-        // Mid-run: profile one user's requests only, while everyone is served.
-        // Every client pauses after a third of its requests; the session
-        // starts there and stops when they have all done two thirds.
-        load.wait_for_checkpoint(1);
-        loupe::session_config config;
-        config.name = "only-" + o.user;
-        config.filter = (loupe::where::user == o.user).to_string();
-        config.metrics = {"cpu_time", "alloc_bytes", "alloc_count", "shop.items_priced"};
-        // Parameter specs (config.kinds is kinds::all, which includes
-        // kinds::methods): the table of each statement, through the
-        // compile-time chain registered at execute_sql's site, and the size
-        // of each order priced, through a runtime chain that calls the getter
-        // registered with loupe::reflect (shop.hpp).
-        config.params =
-            "method=app_server::db::execute_sql(std::string const&); chain=@table\n"
-            "method=app_server::pricing::price(order const&); param=1; chain=call(line_count); name=lines\n";
-        config.sinks = {std::make_shared<loupe::sinks::file_sink>(o.out),
-                        std::make_shared<loupe::sinks::perfetto_sink>(perfetto_path(o.out))};
-        loupe::session session = loupe::start_session(config);
-        std::printf("session '%s' started after %llu requests, filter: %s\n", config.name.c_str(),
-                    static_cast<unsigned long long>(load.completed()), config.filter.c_str());
-        load.release(1);
-        load.wait_for_checkpoint(2);
-        const loupe::session_stats stats = session.stop();
-        std::printf("session stopped after %llu requests: %llu events recorded, %llu dropped -> %s\n",
-                    static_cast<unsigned long long>(load.completed()),
-                    static_cast<unsigned long long>(stats.delivered), static_cast<unsigned long long>(stats.dropped),
-                    o.out.c_str());
-        std::printf("  and %s: open it in https://ui.perfetto.dev\n", perfetto_path(o.out).c_str());
-        load.release(2);
-        load.join();
-        if (load.failed() != 0) {
-            std::fprintf(stderr, "app_server: %llu requests failed\n", static_cast<unsigned long long>(load.failed()));
-            return 1;
+            // Mid-run: profile one user's requests only, while everyone is served.
+            // Every client pauses after a third of its requests; the sessions
+            // start there and stop when they have all done two thirds.
+            load.wait_for_checkpoint(1);
+            loupe::session_config config;
+            config.name = "only-" + o.user;
+            config.filter = (loupe::where::user == o.user).to_string();
+            config.metrics = {"cpu_time", "alloc_bytes", "alloc_count", "shop.items_priced"};
+            // Parameter specs (config.kinds is kinds::all, which includes
+            // kinds::methods): the table of each statement, through the
+            // compile-time chain registered at execute_sql's site, and the size
+            // of each order priced, through a runtime chain that calls the getter
+            // registered with loupe::reflect (shop.hpp).
+            config.params =
+                "method=app_server::db::execute_sql(std::string const&); chain=@table\n"
+                "method=app_server::pricing::price(order const&); param=1; chain=call(line_count); name=lines\n";
+            // Which calls carry the task's context (kinds::tasks is in kinds::all):
+            // those to the profiled inventory, and to payment, which is not
+            // profiled but speaks W3C and could pass the task on.
+            config.task_rules = "profiled inventory; tag profiled; tag peer=payment";
+            config.sinks = {std::make_shared<loupe::sinks::file_sink>(o.out)};
+            loupe::session session = loupe::start_session(config);
+            std::printf("session '%s' started after %llu requests, filter: %s\n", config.name.c_str(),
+                        static_cast<unsigned long long>(load.completed()), config.filter.c_str());
+            std::printf("  task rules: %s\n", config.task_rules.c_str());
+            // The same session in the inventory process, through its control endpoint.
+            const std::string start_line = "start name=" + config.name +
+                                           "; filter=" + loupe::remote::quote_value(config.filter) +
+                                           "; output=inventory.loupe";
+            // A failed request names the process, or how it died.
+            const auto control = [&inventory](const std::string& line) {
+                try {
+                    return control_request(inventory.pid(), line);
+                } catch (const loupe::error& e) {
+                    const std::string how = inventory.exited_early();
+                    throw loupe::error(
+                        "the inventory process (pid " + std::to_string(inventory.pid()) + ") " +
+                        (how.empty() ? "did not do '" + line + "': " + e.what() : how + " during the run"));
+                }
+            };
+            control(start_line);
+            std::printf("  and in the inventory process (pid %d), through its control endpoint: %s\n",
+                        static_cast<int>(inventory.pid()), start_line.c_str());
+            load.release(1);
+            load.wait_for_checkpoint(2);
+            const loupe::session_stats stats = session.stop();
+            // The remote stop replies when the inventory's file is complete.
+            const loupe::remote::json_value stopped = control("stop " + config.name);
+            std::printf("sessions stopped after %llu requests: %llu events recorded, %llu dropped -> %s\n",
+                        static_cast<unsigned long long>(load.completed()),
+                        static_cast<unsigned long long>(stats.delivered),
+                        static_cast<unsigned long long>(stats.dropped), o.out.c_str());
+            std::printf("  inventory: %llu events recorded, %llu dropped -> %s\n",
+                        static_cast<unsigned long long>(stopped.u64("delivered")),
+                        static_cast<unsigned long long>(stopped.u64("dropped")), inventory_out.c_str());
+            load.release(2);
+            load.join();
+            if (load.failed() != 0) {
+                std::fprintf(stderr, "app_server: %llu requests failed\n",
+                             static_cast<unsigned long long>(load.failed()));
+                for (app_server::child_process* child : {&inventory, &payment}) {
+                    const std::string how = child->exited_early();
+                    if (!how.empty()) {
+                        std::fprintf(stderr, "app_server: the %s process (pid %d) %s during the run\n",
+                                     child->role().c_str(), static_cast<int>(child->pid()), how.c_str());
+                    }
+                }
+                return 1;
+            }
+            std::printf("served %llu requests in %.1f s\n\n",
+                        static_cast<unsigned long long>(server.requests_served()),
+                        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
         }
-        std::printf("served %llu requests in %.1f s\n\n", static_cast<unsigned long long>(server.requests_served()),
-                    std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+        for (app_server::child_process* child : {&inventory, &payment}) {
+            const std::string how = child->stop();  // closes its stdin, reaps it
+            if (!how.empty()) {
+                std::fprintf(stderr, "app_server: the %s process (pid %d) %s\n", child->role().c_str(),
+                             static_cast<int>(child->pid()), how.c_str());
+                return 1;
+            }
+        }
     } catch (const std::exception& e) {
         std::fprintf(stderr, "app_server: %s\n", e.what());
         return 1;
     }
 
     try {
-        const loupe::trace trace = loupe::read_trace_file(o.out);
+        loupe::trace trace = loupe::read_trace_file(o.out);
         std::printf("== %s's slowest requests ==\n", o.user.c_str());
         std::fputs(loupe::report::format_slowest(loupe::report::slowest(trace, "handle_request", 5)).c_str(), stdout);
         std::printf("\n== where %s's time went, by endpoint (loupe stats %s --by component) ==\n", o.user.c_str(),
@@ -226,6 +346,40 @@ int main(int argc, char** argv) {
         std::printf("\n== %s's requests from client to worker and back (loupe stats %s --flows) ==\n",
                     o.user.c_str(), o.out.c_str());
         std::fputs(loupe::report::format_flow_stats(loupe::report::flow_stats(trace)).c_str(), stdout);
+
+        // The two processes' traces joined by task, as `loupe merge` and
+        // `loupe report --tasks` join them (report/task_join.hpp): the user's
+        // slowest task as a tree across processes, with its critical path,
+        // and the calls of all their tasks per process.
+        loupe::trace inventory_trace = loupe::read_trace_file(inventory_out);
+        const loupe::report::task_report tasks = loupe::report::report_tasks(
+            loupe::report::join_tasks(std::vector<const loupe::trace*>{&trace, &inventory_trace}));
+        std::printf("\n== %s's slowest task across processes (loupe report %s %s --tasks) ==\n", o.user.c_str(),
+                    o.out.c_str(), inventory_out.c_str());
+        const std::size_t slowest = slowest_task(tasks);
+        if (slowest == tasks.forest.tasks.size()) {
+            std::fputs(loupe::report::format_task_report(tasks).c_str(), stdout);  // says why there is none
+        } else {
+            loupe::report::task_report shown = tasks;  // that task only; the counts and the statistics of all
+            shown.forest.tasks = {tasks.forest.tasks[slowest]};
+            shown.tasks = {tasks.tasks[slowest]};
+            std::fputs(loupe::report::format_task_report(shown).c_str(), stdout);
+        }
+
+        // The Perfetto trace, as `loupe merge demo.loupe inventory.loupe -o
+        // demo.pftrace` writes it: each process's trace with its calls as
+        // slices linked by flow arrows (report/task_slices.hpp), on one timeline.
+        const std::vector<loupe::trace*> inputs = {&trace, &inventory_trace};
+        std::string perfetto;
+        loupe::viewer::perfetto_set_writer to_perfetto(perfetto);
+        for (std::uint32_t input = 0; input < inputs.size(); ++input) {
+            loupe::report::add_task_slices(*inputs[input], input, tasks.forest);
+            to_perfetto.add(*inputs[input], {-tasks.forest.alignment.offset_of(input), tasks.forest.inputs[input].pid});
+        }
+        write_file(perfetto_path(o.out), perfetto);
+        std::printf("\n%s: both processes on one timeline, an arrow from each call to the request it made; "
+                    "open it in https://ui.perfetto.dev\n",
+                    perfetto_path(o.out).c_str());
     } catch (const loupe::error& e) {
         std::fprintf(stderr, "app_server: %s\n", e.what());
         return 1;

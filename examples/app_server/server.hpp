@@ -1,12 +1,17 @@
-// The demo's HTTP server: listens on 127.0.0.1 (an ephemeral port), accepts
-// connections on one thread and serves each keep-alive connection on a
-// worker from a fixed pool. Every request runs under a context scope built
-// from its headers (user, session, request id) plus app and component, which
-// is what lets a session record only one user's requests. Accepted sockets
+// The demo's HTTP server, the shop's front end: listens on 127.0.0.1 (an
+// ephemeral port), accepts connections on one thread and serves each
+// keep-alive connection on a worker from a fixed pool. Every request runs
+// under a context scope built from its headers (user, session, request id)
+// plus app and component, which is what lets a session record only one
+// user's requests, and under an incoming_request scope: the request is a
+// task (W3C Trace Context; the load generator sends no traceparent, so each
+// task starts here) whose calls to the inventory and payment processes are
+// its children, and the response carries its traceresponse. Accepted sockets
 // go through loupe::io, so they are registered (named after their peer) from
 // the moment they exist, long before a session starts. A request's
 // X-Loupe-Flow header (the client's flow id) is continued where the request
-// is handled and where its response goes out.
+// is handled and where its response goes out. Each worker keeps its own
+// connections to the inventory and payment services.
 #pragma once
 
 #include <arpa/inet.h>
@@ -16,6 +21,7 @@
 
 #include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
+#include <loupe/tasks.hpp>
 
 #include <atomic>
 #include <condition_variable>
@@ -33,7 +39,9 @@ namespace app_server {
 
 class server {
 public:
-    server(int workers, const std::string& data_dir) : shop_(data_dir) {
+    /// `inventory_port` and `payment_port`: where the services a checkout
+    /// calls listen on 127.0.0.1.
+    server(int workers, const std::string& data_dir, int inventory_port, int payment_port) : shop_(data_dir) {
         listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
         if (listener_ < 0) throw std::runtime_error("socket() failed");
         sockaddr_in addr{};
@@ -48,9 +56,10 @@ public:
         }
         port_ = ntohs(addr.sin_port);
         for (int i = 0; i < workers; ++i) {
-            workers_.emplace_back([this, i] {
+            workers_.emplace_back([this, i, inventory_port, payment_port] {
                 LOUPE_THREAD_NAME("http-worker-" + std::to_string(i + 1));
-                serve_connections();
+                downstream services(inventory_port, payment_port);
+                serve_connections(services);
             });
         }
         acceptor_ = std::thread([this] {
@@ -86,7 +95,7 @@ private:
         }
     }
 
-    void serve_connections() {
+    void serve_connections(downstream& services) {
         for (;;) {
             int fd;
             {
@@ -96,12 +105,12 @@ private:
                 fd = connections_.front();
                 connections_.pop_front();
             }
-            serve(fd);
+            serve(fd, services);
             loupe::io::close(fd);
         }
     }
 
-    void serve(int fd) {
+    void serve(int fd, downstream& services) {
         std::string buffer;
         http_request request;
         while (read_request(fd, buffer, request)) {
@@ -114,18 +123,24 @@ private:
                                           {loupe::context_field::request, request.header("x-request-id")},
                                           {loupe::context_field::app, "shop"},
                                           {loupe::context_field::component, shop::endpoint(request.path())}});
+                // The request as a task: the caller's (traceparent) or, as
+                // here, a new one. The calls checkout makes belong to it.
+                const std::string call = request.method + " " + request.path();
+                loupe::tasks::incoming_request task(request.headers, call);
                 // The client's flow: 0 (no flow) when the header is missing or bad.
                 const std::uint64_t flow = loupe::parse_flow_id(request.header("x-loupe-flow"));
                 {
                     LOUPE_ZONE("handle_request");
                     LOUPE_FLOW("request received", flow);
-                    status = shop_.handle(request, body);
+                    status = shop_.handle(request, body, services);
                 }
                 ++served_;
+                header_map response_headers;
+                task.respond(response_headers, status);  // traceresponse
                 // Still in the request's context: its response is its I/O.
                 LOUPE_ZONE("write_response");
                 LOUPE_FLOW("response sent", flow);
-                if (!write_response(fd, status, body)) return;
+                if (!write_response(fd, status, body, response_headers)) return;
             }
         }
     }

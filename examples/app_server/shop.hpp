@@ -7,6 +7,10 @@
 // chain gives the table), and checkout prices an `order` with
 // pricing::price, whose runtime spec `chain=call(line_count)` reaches the
 // order's size through the reflection registry (registered below).
+// Checkout calls two other processes (services.hpp) over HTTP: inventory
+// (`GET /stock`, profiled) and payment (`POST /charge`, not profiled), each
+// an outgoing_call of the request's task (service_client.hpp), passing the
+// user, session and request id on in headers.
 // The work is simulated with busy loops whose length depends on the input
 // (and, for statements, on the table), so that some users' requests are
 // measurably slower than others'; pricing also builds one line of text per
@@ -37,6 +41,7 @@
 
 #include "database.hpp"
 #include "http.hpp"
+#include "service_client.hpp"
 
 namespace app_server {
 
@@ -75,6 +80,14 @@ public:
     }
 };
 
+/// The services a checkout calls: one keep-alive connection to each, per
+/// worker thread.
+struct downstream {
+    downstream(int inventory_port, int payment_port) : inventory(inventory_port), payment(payment_port) {}
+    service_client inventory;
+    service_client payment;
+};
+
 class shop {
 public:
     explicit shop(const std::string& data_dir)
@@ -98,11 +111,11 @@ public:
     shop& operator=(const shop&) = delete;
 
     /// Handles one request; returns the status and fills `body`.
-    int handle(const http_request& request, std::string& body) {
+    int handle(const http_request& request, std::string& body, downstream& services) {
         const std::string path = request.path();
         if (path == "/search") return search(request, body);
         if (path == "/cart/add") return add_to_cart(request, body);
-        if (path == "/checkout") return checkout(request, body);
+        if (path == "/checkout") return checkout(request, body, services);
         body = "no such endpoint\n";
         return 404;
     }
@@ -159,7 +172,7 @@ private:
         return 200;
     }
 
-    int checkout(const http_request& request, std::string& body) {
+    int checkout(const http_request& request, std::string& body, downstream& services) {
         LOUPE_FUNCTION();
         std::size_t items;
         {
@@ -170,6 +183,15 @@ private:
             busy_for(std::chrono::microseconds(12));
         }
         {
+            LOUPE_ZONE("check_stock");  // the inventory process: longer for bigger carts
+            http_response stock;
+            const int status = call_service(services.inventory, "inventory", "GET /stock", "GET",
+                                            "/stock?sku=cart-" + request.header("x-session") +
+                                                "&quantity=" + std::to_string(items),
+                                            passed_on(request), stock);
+            if (status != 200) return failed("inventory", status, body);
+        }
+        {
             LOUPE_ZONE("price_order");  // grows with the cart: big carts are slow and allocate more
             const std::string session = request.header("x-session");
             std::vector<std::string> order_lines;
@@ -178,8 +200,12 @@ private:
             loupe::metric_add(items_priced_, static_cast<std::int64_t>(items));
         }
         {
-            LOUPE_ZONE("charge_card");
-            busy_for(std::chrono::microseconds(120));
+            LOUPE_ZONE("charge_card");  // the payment process (not profiled)
+            busy_for(std::chrono::microseconds(20));  // the card's checks, here
+            http_response charged;
+            const int status = call_service(services.payment, "payment", "POST /charge", "POST", "/charge",
+                                            passed_on(request), charged);
+            if (status != 200) return failed("payment", status, body);
         }
         {
             LOUPE_ZONE("write_order");
@@ -193,6 +219,18 @@ private:
         }
         body = "order placed (" + std::to_string(items) + " items)\n";
         return 200;
+    }
+
+    // The caller's identity, passed on to the services a request calls.
+    static header_map passed_on(const http_request& request) {
+        return {{"x-user", request.header("x-user")},
+                {"x-session", request.header("x-session")},
+                {"x-request-id", request.header("x-request-id")}};
+    }
+    // A service failed: 502, naming it.
+    static int failed(const char* service, int status, std::string& body) {
+        body = std::string(service) + (status < 0 ? ": no answer\n" : ": status " + std::to_string(status) + "\n");
+        return 502;
     }
 
     static constexpr std::size_t catalog_page = 4096;
