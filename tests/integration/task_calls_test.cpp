@@ -8,8 +8,12 @@
 #include <loupe/loupe.hpp>
 #include <loupe/session.hpp>
 #include <loupe/tasks.hpp>
+#include <loupe/viewer/chrome_json.hpp>
+#include <loupe/viewer/perfetto.hpp>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <thread>
@@ -138,6 +142,30 @@ TEST(TaskContext, IsWrittenToTheTraceWithTheContext) {
     EXPECT_EQ(c->span_id, a.span);
     EXPECT_EQ(c->trace_flags, tasks::trace_flags::sampled);
     EXPECT_EQ(c->tracestate, "vendor=abc");
+}
+
+TEST(TaskContext, TracesWithTasksConvertToTheViewers) {
+    const std::string path = loupe_test::temp_trace_path("task_viewers");
+    {
+        loupe::session_config cfg;
+        cfg.name = "task_viewers";
+        cfg.sinks = {std::make_shared<loupe::sinks::file_sink>(path)};
+        auto session = loupe::start_session(cfg);
+        std::map<std::string, std::string> h;
+        tasks::task_scope task(tasks::new_task());
+        loupe::field_scope user(loupe::context_field::user, "dora");
+        LOUPE_ZONE("in task");
+        tasks::outgoing_call call("inventory", "GET /stock", h);
+    }
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::remove(path.c_str());
+    std::string json, perfetto;
+    ASSERT_NO_THROW(loupe::viewer::convert_to_chrome_json(bytes.data(), bytes.size(), json));
+    ASSERT_NO_THROW(loupe::viewer::convert_to_perfetto(bytes.data(), bytes.size(), perfetto));
+    EXPECT_NE(json.find("\"in task\""), std::string::npos);
+    EXPECT_NE(json.find("dora"), std::string::npos);  // the context's fields, as before
+    EXPECT_FALSE(perfetto.empty());
 }
 
 TEST(TaskContext, FilterSelectsByTraceIdAndByHavingOne) {

@@ -272,8 +272,11 @@ public:
         out_.session.clock_domain = s.clock_domain;
         out_.session.process_start_ns = s.process_start_ns;
     }
-    // The decoder checked that `c` amends the CONTEXT record just before.
-    void on_task_context(std::uint64_t, const trace_context& c) override { out_.contexts.back() = c; }
+    // The decoder checked that `c` amends the CONTEXT record just before
+    // (which a builder that keeps contexts holds last).
+    void on_task_context(std::uint64_t, const trace_context& c) override {
+        if (!out_.contexts.empty()) out_.contexts.back() = c;
+    }
     void on_task_point(std::uint64_t, const trace_task_point& t) override { out_.task_points.push_back(t); }
     // As ZONE_METRICS, METHOD_CALL follows the EVENTS record whose last
     // event is the call's zone. Values' text views the input until

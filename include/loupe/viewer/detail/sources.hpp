@@ -631,6 +631,9 @@ public:
         }
         context_records_->push_back({c.time_ns, offset});
     }
+    // Contexts are decoded in the second pass, from their CONTEXT records
+    // alone: the viewers show the six fields, not the task.
+    void on_task_context(std::uint64_t, const trace_context&) override {}
     void on_site(std::uint64_t offset, const trace_site& s) override {
         trace_builder::on_site(offset, s);
         site_offsets.push_back(offset);
