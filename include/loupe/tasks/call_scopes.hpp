@@ -97,12 +97,12 @@ void write_traceresponse(const task_context& c, Carrier& response) {
 class outgoing_call {
 public:
     /// Decides whether to tag the call, and when it is tagged writes its
-    /// traceparent (and tracestate) into `headers`: a std::map or
+    /// traceparent (and tracestate) into `carrier`: a std::map or
     /// std::unordered_map of names to values, or a setter callable
     /// `set(name, value)` (tasks/carrier.hpp). Records CALL_OUT.
     template <class Carrier>
-    outgoing_call(std::string_view peer, std::string_view name, Carrier&& headers) : outgoing_call(peer, name) {
-        if (tagged_) inject(context_, headers);
+    outgoing_call(std::string_view peer, std::string_view name, Carrier&& carrier) : outgoing_call(peer, name) {
+        if (tagged_) inject(context_, carrier);
     }
     /// As above, for protocols without headers: read context() and carry it
     /// yourself (tasks/in_band_token.hpp puts it into a name field).
@@ -198,13 +198,13 @@ private:
 /// valid context). Non-copyable, non-movable; ends with its block.
 class incoming_request {
 public:
-    /// Reads the caller's context from `headers` (a header map or a getter,
+    /// Reads the caller's context from `carrier` (a header map or a getter,
     /// as for tasks::extract; malformed input starts a new task and is
     /// counted, see propagation_errors.hpp). `name` and `peer` (the caller,
     /// when known) label the records. Records REQUEST_IN.
     template <class Carrier>
-    explicit incoming_request(const Carrier& headers, std::string_view name = {}, std::string_view peer = {})
-        : incoming_request(extract(headers), name, peer) {}
+    explicit incoming_request(const Carrier& carrier, std::string_view name = {}, std::string_view peer = {})
+        : incoming_request(extract(carrier), name, peer) {}
     /// As above, from a context you extracted yourself (an invalid one: no
     /// caller, the task starts here).
     incoming_request(const extract_result& caller, std::string_view name, std::string_view peer) noexcept
