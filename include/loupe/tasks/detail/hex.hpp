@@ -100,9 +100,36 @@ inline std::size_t decode_hex(const char* p, std::size_t n, std::uint64_t& out) 
     return n;  // unreachable: some digit was bad
 }
 
+/// Sixteen characters at once in a 128-bit vector (GCC ≥ 12 and clang have
+/// __builtin_shufflevector; no intrinsics header needed): each byte of `v`
+/// spread over two lanes, a nibble each, then turned into its digit.
+#if LOUPE_TASKS_SWAR_HEX && (defined(__clang__) || __GNUC__ >= 12) && (defined(__SSE2__) || defined(__ARM_NEON))
+#define LOUPE_TASKS_VECTOR_HEX 1
+typedef unsigned char hex_lanes __attribute__((vector_size(16)));
+typedef unsigned long long hex_words __attribute__((vector_size(16)));
+
+/// `v` as 16 lowercase hex digits at `out`.
+inline void encode_hex16(std::uint64_t v, char* out) noexcept {
+    const hex_words first_high = {__builtin_bswap64(v), 0};  // the first digit's byte first
+    const hex_lanes bytes = reinterpret_cast<hex_lanes>(first_high);
+    const hex_lanes twice = __builtin_shufflevector(bytes, bytes, 0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7);
+    const hex_lanes even = {0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0, 0xff, 0};
+    const hex_lanes nibbles = ((twice >> 4) & even) | (twice & 15 & ~even);
+    const hex_lanes digits = nibbles + '0' + ((nibbles > 9) & ('a' - '0' - 10));
+    std::memcpy(out, &digits, 16);
+}
+#else
+#define LOUPE_TASKS_VECTOR_HEX 0
+#endif
+
 /// Writes `v` as `n` (1..16) lowercase hex digits at `out`.
 inline void encode_hex(std::uint64_t v, std::size_t n, char* out) noexcept {
-#if LOUPE_TASKS_SWAR_HEX
+#if LOUPE_TASKS_VECTOR_HEX
+    if (n == 16) {
+        encode_hex16(v, out);
+        return;
+    }
+#elif LOUPE_TASKS_SWAR_HEX
     if (n == 16) {
         encode_hex8(static_cast<std::uint32_t>(v >> 32), out);
         encode_hex8(static_cast<std::uint32_t>(v), out + 8);
