@@ -17,11 +17,11 @@ callgrind_annotate --inclusive=yes --threshold=100 "$out/cg.out" 2>/dev/null |
             gsub(",", "", $1)
             match($0, /case_[a-z_]+/)
             name = substr($0, RSTART + 5, RLENGTH - 5)
-            ir[name] = $1 / (name ~ /^(io_|method_recorded|method_runtime|zone_named_two_args)/ ? io_n : n)
+            ir[name] = $1 / (name ~ /^(io_|method_recorded|method_runtime|zone_named_two_args|outgoing_call_recorded)/ ? io_n : n)
         }
         END {
             printf "%-28s %10s %12s\n", "case", "Ir/iter", "minus empty"
-            n = split("empty zone_idle zone_filtered_out annotate_one_field floor_two_tsc_ring_write zone_recorded zone_named_two_args zone_recorded_push_metric flow_idle flow_recorded", order, " ")
+            n = split("empty zone_idle zone_filtered_out annotate_one_field floor_two_tsc_ring_write zone_recorded zone_named_two_args zone_recorded_push_metric flow_idle flow_recorded outgoing_call_idle outgoing_call_recorded", order, " ")
             for (i = 1; i <= n; i++) {
                 c = order[i]
                 printf "%-28s %10.2f %12.2f\n", c, ir[c], ir[c] - ir["empty"]

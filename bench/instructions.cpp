@@ -10,9 +10,11 @@
 #include <loupe/session.hpp>
 #include <loupe/params.hpp>
 #include <loupe/metrics/metric.hpp>
+#include <loupe/tasks.hpp>
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <thread>
 
@@ -75,6 +77,34 @@ LOUPE_BENCH_CASE case_flow_idle() {
 LOUPE_BENCH_CASE case_flow_recorded() {
     for (long i = 0; i < iterations; ++i) {
         LOUPE_FLOW("recorded", 1);
+        asm volatile("" ::: "memory");
+    }
+}
+
+// A header setter that keeps the traceparent, as a client library would.
+struct header_slot {
+    char value[64];
+    void operator()(std::string_view, std::string_view v) noexcept {
+        std::memcpy(value, v.data(), v.size() < sizeof value ? v.size() : sizeof value);
+    }
+};
+
+LOUPE_BENCH_CASE case_outgoing_call_idle() {
+    header_slot headers;
+    for (long i = 0; i < iterations; ++i) {
+        loupe::tasks::outgoing_call call("inventory", "GET /stock", headers);
+        call.returned(200);
+        asm volatile("" ::: "memory");
+    }
+}
+
+// Inside a task: a new call id, the traceparent written, CALL_OUT and RETURN_IN.
+LOUPE_BENCH_CASE case_outgoing_call_recorded() {
+    loupe::tasks::task_scope task(loupe::tasks::new_task());
+    header_slot headers;
+    for (long i = 0; i < io_iterations; ++i) {
+        loupe::tasks::outgoing_call call("inventory", "GET /stock", headers);
+        call.returned(200);
         asm volatile("" ::: "memory");
     }
 }
@@ -192,6 +222,7 @@ int main() {
     case_empty();
     case_zone_idle();
     case_flow_idle();
+    case_outgoing_call_idle();
     case_method_plain();
     case_method_idle();
     case_floor_two_tsc_ring_write();
@@ -222,6 +253,7 @@ int main() {
     auto session = loupe::start_session(cfg);
     case_zone_recorded();
     case_flow_recorded();
+    case_outgoing_call_recorded();
     case_io_read_wrapped_recorded();
     auto stats = session.stop();
     {
