@@ -38,8 +38,9 @@ struct session_config {
     /// power of two, at least 256 B). Applies to threads that get their ring
     /// while this session is active; the largest value among active sessions
     /// wins. A thread keeps its ring until it exits. Default 1 MiB. A thread's
-    /// context (context.hpp) needs up to 416 bytes of ring at once and an I/O
-    /// resource up to 320; rings smaller than 512 B carry zones but not
+    /// context (context.hpp) needs up to 416 bytes of ring at once (up to
+    /// 1 KiB with a task's long tracestate), an I/O resource up to 320 and a
+    /// task point up to 352; rings smaller than 512 B carry zones but not
     /// contexts, and count I/O operations on unannounced resources as dropped.
     std::size_t ring_bytes = std::size_t{1} << 20;
     /// What a full ring does with events for this session.
