@@ -202,47 +202,38 @@ private:
         return fail("a JSON value (string, number, object, array, true, false or null)");
     }
 
-    bool parse_object(std::size_t depth) {
-        ++pos_;  // '{'
+    // The items of an object or array after its opening bracket, separated
+    // by ',' and closed by `close`; `item` parses one.
+    template <class Item>
+    bool parse_items(char close, const char* after_item, Item&& item) {
+        ++pos_;  // '{' or '['
         skip_ws();
-        if (peek() == '}') {
+        if (peek() == static_cast<unsigned char>(close)) {
             ++pos_;
             return true;
         }
         for (;;) {
+            if (!item()) return false;
+            skip_ws();
+            if (peek() != ',') return expect(close, after_item);
+            ++pos_;
+            skip_ws();
+        }
+    }
+
+    bool parse_object(std::size_t depth) {
+        return parse_items('}', "',' or '}' after an object member", [&] {
             if (peek() != '"') return fail("'\"' (a member name)");
             if (!parse_string(nullptr, 0)) return false;
             skip_ws();
             if (!expect(':', "':' after a member name")) return false;
             skip_ws();
-            if (!parse_value(depth + 1)) return false;
-            skip_ws();
-            if (peek() == ',') {
-                ++pos_;
-                skip_ws();
-                continue;
-            }
-            return expect('}', "',' or '}' after an object member");
-        }
+            return parse_value(depth + 1);
+        });
     }
 
     bool parse_array(std::size_t depth) {
-        ++pos_;  // '['
-        skip_ws();
-        if (peek() == ']') {
-            ++pos_;
-            return true;
-        }
-        for (;;) {
-            if (!parse_value(depth + 1)) return false;
-            skip_ws();
-            if (peek() == ',') {
-                ++pos_;
-                skip_ws();
-                continue;
-            }
-            return expect(']', "',' or ']' after an array element");
-        }
+        return parse_items(']', "',' or ']' after an array element", [&] { return parse_value(depth + 1); });
     }
 
     bool parse_literal(std::string_view word) {
