@@ -37,8 +37,9 @@
 // recorded call, two ring units and, when tagged, a new id and the
 // traceparent written into the carrier. incoming_request parses the
 // traceparent (about 16 ns) and sets the thread's task whether or not
-// anything records. Peer and name are not copied: they must outlive the
-// scope. Thread-safety: a scope belongs to the thread that made it.
+// anything records. Peer and name are read only by the constructors (the
+// first point records them). Thread-safety: a scope belongs to the thread
+// that made it.
 #pragma once
 
 #include <cstdint>
@@ -210,11 +211,9 @@ public:
     incoming_request(const extract_result& caller, std::string_view name, std::string_view peer) noexcept
         : context_(handler_context(caller)),
           call_id_(caller.ok() ? caller.context.span : 0),
-          scope_(context_),
-          peer_(peer),
-          name_(name) {
+          scope_(context_) {
         sessions_ = detail::task_sessions();
-        if (sessions_ != 0) record(task_point_kind::request_in, 0, 0);
+        if (sessions_ != 0) record(task_point_kind::request_in, 0, 0, peer, name);
     }
     ~incoming_request() {
         if (sessions_ != 0 && !responded_) record(task_point_kind::return_out, -1, 0);
@@ -251,18 +250,16 @@ private:
         c.span = new_span_id();
         return c;
     }
-    void record(task_point_kind kind, std::int64_t status, std::uint64_t echoed) noexcept {
+    // The return names its call by id only (the peer and name are REQUEST_IN's).
+    void record(task_point_kind kind, std::int64_t status, std::uint64_t echoed, std::string_view peer = {},
+                std::string_view name = {}) noexcept {
         if (kind == task_point_kind::return_out) responded_ = true;
-        const bool first = kind == task_point_kind::request_in;  // the return names its call by id only
-        detail::record_point(sessions_, kind, context_, call_id_, context_.span, echoed, status, false,
-                             first ? peer_ : std::string_view(), first ? name_ : std::string_view());
+        detail::record_point(sessions_, kind, context_, call_id_, context_.span, echoed, status, false, peer, name);
     }
 
     task_context context_;
     std::uint64_t call_id_;
     task_scope scope_;
-    std::string_view peer_;
-    std::string_view name_;
     std::uint64_t sessions_ = 0;
     bool responded_ = false;
 };
