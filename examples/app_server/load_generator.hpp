@@ -8,6 +8,10 @@
 // the trace draws client -> worker -> client. The client thread is annotated
 // with the request's user, session and request id while it waits, so a
 // session filtered to one user records that user's flow points.
+//
+// Two modes: a fixed number of requests per client with two checkpoints
+// (the one-second demo), or, with requests_per_client 0, requests until
+// cancel() with a pause between them (`app_server --serve`).
 #pragma once
 
 #include <arpa/inet.h>
@@ -19,6 +23,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <mutex>
 #include <stdexcept>
@@ -32,7 +37,9 @@ namespace app_server {
 
 class load_generator {
 public:
-    load_generator(int port, int requests_per_client) : port_(port), per_client_(requests_per_client) {
+    /// requests_per_client 0: until cancel(), `pause` between requests, no checkpoints.
+    load_generator(int port, int requests_per_client, std::chrono::microseconds pause = {})
+        : port_(port), per_client_(requests_per_client), pause_(pause) {
         const char* const users[] = {"alice", "bob", "carol"};
         for (const char* user : users) {
             for (int session = 1; session <= 2; ++session) {
@@ -121,11 +128,17 @@ private:
         }
         const std::string session_id = user + "-s" + std::to_string(session);
         std::string buffer;
-        for (int i = 0; i < per_client_ && !cancelled_; ++i) {
-            if (reached < 2 && i == (reached + 1) * per_client_ / 3) checkpoint(++reached);
+        std::uint64_t sent = 0;  // the request ids
+        for (int i = 0; (per_client_ == 0 || i < per_client_) && !cancelled_; ++i, ++sent) {
+            if (per_client_ == 0) {
+                i %= 27 * 10 * 3;  // forever: the same mix (next_target's periods), no overflow
+                std::this_thread::sleep_for(pause_);
+            } else if (reached < 2 && i == (reached + 1) * per_client_ / 3) {
+                checkpoint(++reached);
+            }
             const std::string target = next_target(user, i);
             const std::string method = target.rfind("/search", 0) == 0 ? "GET" : "POST";
-            const std::string request_id = session_id + "-r" + std::to_string(i);
+            const std::string request_id = session_id + "-r" + std::to_string(sent);
             const std::uint64_t flow = loupe::new_flow_id();
             const std::string request = method + " " + target + " HTTP/1.1\r\nHost: 127.0.0.1\r\nX-User: " + user +
                                         "\r\nX-Session: " + session_id + "\r\nX-Request-Id: " + request_id +
@@ -148,6 +161,7 @@ private:
 
     int port_;
     int per_client_;
+    std::chrono::microseconds pause_;
     std::atomic<std::uint64_t> completed_{0};
     std::atomic<std::uint64_t> failed_{0};
     std::atomic<bool> cancelled_{false};

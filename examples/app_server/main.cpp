@@ -36,6 +36,11 @@
 // usage: app_server [--user NAME] [--requests-per-client N] [--out FILE]
 //        (the inventory's trace goes next to FILE as inventory.loupe, the
 //        Perfetto trace next to it with .pftrace for .loupe)
+//        app_server --serve [--dir DIR]   the same three processes and a paced
+//        load (six clients, a request each per millisecond or so), no session
+//        of its own: the front end and the inventory listen for `loupe`
+//        (traces under DIR, default the working directory) and serve until
+//        SIGINT, SIGTERM or SIGHUP
 //        app_server --role inventory|payment --dir DIR   (the front end runs these)
 #include <loupe/metrics/allocations.hpp>
 #include <loupe/loupe.hpp>
@@ -50,11 +55,13 @@
 #include <loupe/report/task_report.hpp>
 #include <loupe/report/task_slices.hpp>
 #include <loupe/report/zone_stats.hpp>
+#include <loupe/control/listen.hpp>
 #include <loupe/remote/client.hpp>
 #include <loupe/remote/protocol.hpp>
 #include <loupe/remote/reply.hpp>
 #include <loupe/viewer/perfetto.hpp>
 
+#include <pthread.h>
 #include <signal.h>
 
 #include <algorithm>
@@ -79,6 +86,8 @@ LOUPE_COUNT_GLOBAL_ALLOCATIONS()
 namespace {
 
 struct options {
+    bool serve = false;
+    std::string dir = ".";  // --serve: where remote sessions write
     std::string user = "alice";
     int requests_per_client = 2000;
     std::string out = "demo.loupe";
@@ -87,6 +96,10 @@ struct options {
 bool parse(int argc, char** argv, options& o) {
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
+        if (arg == "--serve") {
+            o.serve = true;
+            continue;
+        }
         if (i + 1 >= argc) {
             std::fprintf(stderr, "app_server: '%s' needs a value\n", arg.c_str());
             return false;
@@ -101,6 +114,8 @@ bool parse(int argc, char** argv, options& o) {
             }
         } else if (arg == "--out") {
             o.out = argv[++i];
+        } else if (arg == "--dir") {
+            o.dir = argv[++i];
         } else {
             std::fprintf(stderr, "app_server: unknown option '%s'\n", arg.c_str());
             return false;
@@ -184,17 +199,74 @@ loupe::report::tree_report threads_with_zones(loupe::report::tree_report r, std:
     return r;
 }
 
+// `app_server --serve`: the shop and its load without a session, for
+// `loupe ps` / `loupe record` from another terminal. Returns the exit status.
+int serve(const options& o) {
+    // The stop signals, taken with sigwait: blocked before any thread starts
+    // (every thread inherits the mask; the services are spawned with none).
+    sigset_t stop_signals;
+    sigemptyset(&stop_signals);
+    for (int s : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&stop_signals, s);
+    if (::pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr) != 0) {
+        std::fprintf(stderr, "app_server: cannot block the stop signals\n");
+        return 1;
+    }
+    try {
+        app_server::child_process inventory("inventory", o.dir);
+        app_server::child_process payment("payment", o.dir);
+        const int inventory_port = inventory.wait_until_listening(std::chrono::seconds(5));
+        const int payment_port = payment.wait_until_listening(std::chrono::seconds(5));
+        app_server::server server(6, o.dir, inventory_port, payment_port);
+        loupe::control::listen_options control;
+        control.output_directory = o.dir;
+        control.names = {"frontend"};
+        const loupe::control::endpoint e = loupe::control::listen(control);
+        app_server::load_generator load(server.port(), 0, std::chrono::milliseconds(1));
+        const long front = static_cast<long>(::getpid());
+        std::printf("serving: front end pid %ld on 127.0.0.1:%d, inventory pid %ld, payment pid %ld (not "
+                    "profiled)\n  alice, bob and carol x 2 sessions, a request each per millisecond or so\n"
+                    "  control endpoints: %s and the inventory's; traces go to %s\n"
+                    "  try: loupe ps\n"
+                    "       loupe record --pids %ld,%ld --filter 'user == \"alice\"' --for 3s -o run/\n"
+                    "  stop with Ctrl-C\n",
+                    front, server.port(), static_cast<long>(inventory.pid()), static_cast<long>(payment.pid()),
+                    e.socket_path.c_str(), e.output_directory.c_str(), front, static_cast<long>(inventory.pid()));
+        std::fflush(stdout);
+        int signal = 0;
+        ::sigwait(&stop_signals, &signal);
+        load.cancel();
+        load.join();
+        loupe::control::stop_listening();  // sessions still running are stopped, their files complete
+        std::printf("stopped by signal %d after %llu requests (%llu failed)\n", signal,
+                    static_cast<unsigned long long>(load.completed()), static_cast<unsigned long long>(load.failed()));
+        for (app_server::child_process* child : {&inventory, &payment}) {
+            const std::string how = child->stop();
+            if (!how.empty()) {
+                std::fprintf(stderr, "app_server: the %s process (pid %d) %s\n", child->role().c_str(),
+                             static_cast<int>(child->pid()), how.c_str());
+                return 1;
+            }
+        }
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "app_server: %s\n", e.what());
+        return 1;
+    }
+    return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     if (argc >= 2 && std::strcmp(argv[1], "--role") == 0) return app_server::run_role(argc, argv);
     options o;
     if (!parse(argc, argv, o)) {
-        std::fprintf(stderr, "usage: app_server [--user NAME] [--requests-per-client N] [--out FILE]\n");
+        std::fprintf(stderr, "usage: app_server [--user NAME] [--requests-per-client N] [--out FILE]\n"
+                             "       app_server --serve [--dir DIR]\n");
         return 2;
     }
     ::signal(SIGPIPE, SIG_IGN);  // a service that goes away is an error to handle, not a signal
     LOUPE_THREAD_NAME("main");
+    if (o.serve) return serve(o);
     const auto started = std::chrono::steady_clock::now();
     const std::string inventory_out = next_to(o.out, "inventory.loupe");
     try {

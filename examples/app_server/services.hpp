@@ -243,6 +243,7 @@ inline int run_role(int argc, char** argv) {
             // Profiled: the front end starts and stops sessions here (docs/control.md).
             loupe::control::listen_options options;
             options.output_directory = dir;
+            options.names = {"inventory"};  // the peer the front end calls it by: `loupe record` tags those calls
             loupe::control::listen(options);
         }
         http_service service(

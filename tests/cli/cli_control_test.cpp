@@ -101,7 +101,7 @@ TEST(CliControlFork, RecordCollectsATraceFromEveryProcess) {
     std::size_t traces = 0;
     for (const auto& entry : std::filesystem::directory_iterator(run)) {
         const std::string name = entry.path().filename().string();
-        if (name == "tasks.loupe") continue;  // both joined by task, below
+        if (name == "merged.loupe" || name == "merged.pftrace") continue;  // both joined by task, below
         ++traces;
         EXPECT_TRUE(name.find(std::to_string(first.pid())) != std::string::npos ||
                     name.find(std::to_string(second.pid())) != std::string::npos)
@@ -115,7 +115,8 @@ TEST(CliControlFork, RecordCollectsATraceFromEveryProcess) {
     EXPECT_EQ(traces, 2u);
     // The traces joined by task (loupe merge), next to them: a set of both.
     EXPECT_NE(r.err.find("loupe: merged 2 traces"), std::string::npos) << r.err;
-    EXPECT_EQ(loupe::read_trace_set_file((std::filesystem::path(run) / "tasks.loupe").string()).size(), 2u);
+    EXPECT_EQ(loupe::read_trace_set_file((std::filesystem::path(run) / "merged.loupe").string()).size(), 2u);
+    EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(run) / "merged.pftrace"));
 
     const cli_result partly = loupe_cli(runtime.path(), "record " + std::to_string(first.pid()) +
                                                             " 4194304 --for 100ms -o '" + run + "2'");
@@ -143,7 +144,7 @@ TEST(CliControlFork, AnUnreachableProcessIsNamedAndExitsOne) {
     { listening_child child(runtime / "loupe", runtime.path()); }  // killed: its socket stays behind
     const cli_result ps = loupe_cli(runtime.path(), "ps");
     EXPECT_EQ(ps.status, 0) << ps.err;
-    EXPECT_EQ(ps.out, "PID      PROGRAM          SESSIONS\n");
+    EXPECT_EQ(ps.out, "PID      PROGRAM          SESSIONS NAMES\n");
     // Bad usage.
     const cli_result usage = loupe_cli(runtime.path(), "start 12");
     EXPECT_EQ(usage.status, 2);

@@ -15,6 +15,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -100,6 +101,24 @@ inline void print_stats(const loupe::remote::json_value& s) {
                 static_cast<unsigned long long>(s.u64("sink_failures")));
 }
 
+// The names a process's peers call it by (info's "names").
+inline std::vector<std::string> names_of(const loupe::remote::json_value& info) {
+    std::vector<std::string> names;
+    if (const loupe::remote::json_value* list = info.find("names")) {
+        for (const auto& n : list->items) {
+            if (n.kind == loupe::remote::json_value::type::string) names.push_back(n.text);
+        }
+    }
+    return names;
+}
+
+// "a, b" ("-" when there are none).
+inline std::string joined(const std::vector<std::string>& names) {
+    std::string out;
+    for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+    return out.empty() ? "-" : out;
+}
+
 inline int run_ps() {
     const std::string dir = loupe::remote::socket_directory();
     std::vector<pid_t> pids;
@@ -109,21 +128,21 @@ inline int run_ps() {
     } catch (const loupe::error& e) {
         struct stat st {};
         if (::lstat(dir.c_str(), &st) != 0 && errno == ENOENT) {
-            std::printf("%-8s %-16s %s\n", "PID", "PROGRAM", "SESSIONS");
+            std::printf("%-8s %-16s %-8s %s\n", "PID", "PROGRAM", "SESSIONS", "NAMES");
             return 0;  // no process of this user ever listened
         }
         std::fprintf(stderr, "loupe: %s\n", e.what());
         return 1;
     }
-    std::printf("%-8s %-16s %s\n", "PID", "PROGRAM", "SESSIONS");
+    std::printf("%-8s %-16s %-8s %s\n", "PID", "PROGRAM", "SESSIONS", "NAMES");
     int status = 0;
     for (const pid_t pid : pids) {
         try {
             loupe::remote::connection c(pid, dir);
             const loupe::remote::json_value info = loupe::remote::parse_reply(c.exchange("info"));
             if (!info.flag("ok")) throw loupe::error("process " + std::to_string(pid) + ": " + info.str("error"));
-            std::printf("%-8ld %-16s %llu\n", static_cast<long>(pid), info.str("program").c_str(),
-                        static_cast<unsigned long long>(info.u64("sessions_running")));
+            std::printf("%-8ld %-16s %-8llu %s\n", static_cast<long>(pid), info.str("program").c_str(),
+                        static_cast<unsigned long long>(info.u64("sessions_running")), joined(names_of(info)).c_str());
         } catch (const loupe::error& e) {
             std::fprintf(stderr, "loupe: %s\n", e.what());
             status = 1;
@@ -138,9 +157,10 @@ inline int run_status(const std::vector<pid_t>& pids) {
         try {
             const loupe::remote::json_value info = ask(pid, "info");
             const loupe::remote::json_value list = ask(pid, "list");
-            std::printf("process %ld (%s), loupe %s, output directory %s, %llu refused\n", static_cast<long>(pid),
-                        info.str("program").c_str(), info.str("loupe_version").c_str(),
-                        info.str("output_directory").c_str(), static_cast<unsigned long long>(info.u64("refused")));
+            std::printf("process %ld (%s), loupe %s, output directory %s, %llu refused, names %s\n",
+                        static_cast<long>(pid), info.str("program").c_str(), info.str("loupe_version").c_str(),
+                        info.str("output_directory").c_str(), static_cast<unsigned long long>(info.u64("refused")),
+                        joined(names_of(info)).c_str());
             const loupe::remote::json_value* sessions = list.find("sessions");
             if (sessions == nullptr || sessions->items.empty()) std::printf("  no sessions\n");
             if (sessions != nullptr) {
@@ -148,6 +168,7 @@ inline int run_status(const std::vector<pid_t>& pids) {
                     std::printf("  %s  %s  %s\n", s.str("name").c_str(), s.flag("running") ? "running" : "stopped",
                                 s.str("output").c_str());
                     if (!s.str("filter").empty()) std::printf("    filter %s\n", s.str("filter").c_str());
+                    if (!s.str("task_rules").empty()) std::printf("    task rules %s\n", s.str("task_rules").c_str());
                     std::printf("  ");
                     print_stats(s);
                 }
@@ -168,15 +189,40 @@ struct record_request {
     std::uint64_t for_ms = 0;
     std::string dir;
     std::string name;
-    std::string start_options;  // "; kinds=...; filter=..." as `start` takes them
+    std::string start_options;  // "; kinds=...; filter=..." as `start` takes them, without task_rules
+    bool has_task_rules = false;
+    std::string task_rules;  // --task-rules, when given
     bool progress = false;
 };
 
 struct recorded_process {
     pid_t pid = 0;
     std::string program;
-    std::string output;  // where the process wrote the trace
+    std::vector<std::string> names;  // what its peers call it (info's "names")
+    std::string output;              // where the process wrote the trace
 };
+
+// The task rules every recorded process gets: the names of all of them as
+// the `profiled` list, then the user's rules, or `tag profiled` (only calls
+// to a recorded process carry the task) when there are none. Without any
+// name, the user's rules as they are (none: every call is tagged). A name
+// the rules cannot hold (a '"', '\\' or control byte) is left out and said.
+inline std::string profiled_rules(const std::vector<recorded_process>& procs, const record_request& r) {
+    std::string list;
+    for (const recorded_process& p : procs) {
+        for (const std::string& n : p.names) {
+            if (n.find_first_of("\"\\") != std::string::npos ||
+                std::any_of(n.begin(), n.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20; })) {
+                std::fprintf(stderr, "loupe: process %ld: its name '%s' cannot be a task rules value; left out\n",
+                             static_cast<long>(p.pid), n.c_str());
+                continue;
+            }
+            list += (list.empty() ? "profiled \"" : ", \"") + n + "\"";
+        }
+    }
+    if (list.empty()) return r.task_rules;
+    return list + (r.has_task_rules ? "\n" + r.task_rules : std::string("; tag profiled"));
+}
 
 // Sums the session's counts over the processes (for progress lines).
 inline void record_counts(const std::vector<recorded_process>& procs, const std::string& name,
@@ -205,23 +251,39 @@ inline int run_record(const record_request& r) {
         return 1;
     }
     int status = 0;
+    // Who is there, and by which names their peers call them.
+    std::vector<recorded_process> reached;
+    for (const pid_t pid : r.pids) {
+        try {
+            const loupe::remote::json_value info = ask(pid, "info");
+            recorded_process p;
+            p.pid = pid;
+            p.program = info.str("program");
+            p.names = names_of(info);
+            reached.push_back(std::move(p));
+        } catch (const loupe::error& e) {
+            std::fprintf(stderr, "loupe: %s\n", e.what());
+            status = 1;
+        }
+    }
+    const std::string rules = profiled_rules(reached, r);
+    std::string options = r.start_options;
+    if (!rules.empty()) options += "; task_rules=" + loupe::remote::quote_value(rules);
+    if (rules != r.task_rules) std::printf("task rules: %s\n", rules.c_str());
     // The sessions stop by themselves a minute after the recording should
     // end, should this command die before it stops them.
     const std::uint64_t safety_ms = std::min<std::uint64_t>(r.for_ms + 60000, loupe::remote::max_duration_ms);
     std::vector<recorded_process> started;
     const auto first_start = std::chrono::steady_clock::now();
-    for (const pid_t pid : r.pids) {
+    for (recorded_process& p : reached) {
         try {
-            recorded_process p;
-            p.pid = pid;
-            p.program = ask(pid, "info").str("program");
             const loupe::remote::json_value reply =
-                ask(pid, "start output=" +
-                             loupe::remote::quote_value(r.name + "-" + std::to_string(pid) + ".loupe") +
-                             "; name=" + loupe::remote::quote_value(r.name) + r.start_options +
-                             "; duration_ms=" + std::to_string(safety_ms));
+                ask(p.pid, "start output=" +
+                               loupe::remote::quote_value(r.name + "-" + std::to_string(p.pid) + ".loupe") +
+                               "; name=" + loupe::remote::quote_value(r.name) + options +
+                               "; duration_ms=" + std::to_string(safety_ms));
             p.output = reply.str("output");
-            started.push_back(p);
+            started.push_back(std::move(p));
         } catch (const loupe::error& e) {
             std::fprintf(stderr, "loupe: %s\n", e.what());
             status = 1;
@@ -276,12 +338,20 @@ inline int run_record(const record_request& r) {
     std::printf("recorded %zu of %zu processes for %.1f s (started within %.1f ms): %llu events, %llu dropped, in %s\n",
                 collected, r.pids.size(), static_cast<double>(r.for_ms) / 1000.0, spread_ms, events, dropped,
                 r.dir.c_str());
-    if (!files.empty()) {  // the processes' traces joined by task (loupe merge), next to them
+    // The processes' traces joined by task (loupe merge), next to them: a
+    // trace set for the commands, and one timeline for Perfetto's UI.
+    for (const char* format : {"loupe", "perfetto"}) {
+        if (files.empty()) break;
         merge_request m;
         m.files = files;
-        m.output = (std::filesystem::path(r.dir) / "tasks.loupe").string();
-        m.format = "loupe";
-        if (run_merge(m) != 0) status = 1;
+        m.format = format;
+        m.output = (std::filesystem::path(r.dir) / (m.format == "loupe" ? "merged.loupe" : "merged.pftrace")).string();
+        try {
+            if (run_merge(m) != 0) status = 1;
+        } catch (const loupe::error& e) {
+            std::fprintf(stderr, "loupe: %s\n", e.what());
+            status = 1;
+        }
     }
     return status;
 }
@@ -370,7 +440,6 @@ inline int run_remote(int argc, char** argv) {
     // The session options start and record send.
     std::string session_options;
     if (has_filter) session_options += "; filter=" + loupe::remote::quote_value(filter);
-    if (has_rules) session_options += "; task_rules=" + loupe::remote::quote_value(task_rules);
     if (!params_file.empty())
         session_options += "; params=" + loupe::remote::quote_value(read_text_file(params_file, params_at));
     if (!kinds.empty()) session_options += "; kinds=" + loupe::remote::quote_value(kinds);
@@ -388,6 +457,8 @@ inline int run_remote(int argc, char** argv) {
         r.dir = output;
         r.name = name.empty() ? "record-" + std::to_string(::getpid()) : name;
         r.start_options = session_options;
+        r.has_task_rules = has_rules;
+        r.task_rules = task_rules;
         r.progress = progress || ::isatty(2) != 0;
         return run_record(r);
     }
@@ -403,6 +474,7 @@ inline int run_remote(int argc, char** argv) {
         for (const auto& [text, at] : positional) pids.push_back(parse_pid(text, at));
         return run_status(pids);
     }
+    if (has_rules) session_options += "; task_rules=" + loupe::remote::quote_value(task_rules);
     std::string line;
     if (command == "start") {
         if (positional.size() > 1)

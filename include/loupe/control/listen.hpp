@@ -2,7 +2,11 @@
 //
 //     loupe::control::listen();   // once, e.g. at the start of main
 //
-// makes this process's control endpoint: a Unix domain socket
+// or, without a change to the program, LOUPE_CONTROL=1 in its environment
+// (read when the program starts, in any program that includes this header;
+// LOUPE_CONTROL_OUTPUT=DIR sets where traces go, else the working
+// directory; an explicit listen() later replaces that endpoint) makes this
+// process's control endpoint: a Unix domain socket
 // `<dir>/<pid>.sock` in the user's socket directory (remote/socket_dir.hpp),
 // served by a thread of loupe's own. Then, from a shell of the same user:
 //
@@ -34,12 +38,14 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <string>
 #include <system_error>
 #include <thread>
+#include <vector>
 
 #include <dirent.h>
 
@@ -67,6 +73,14 @@ struct listen_options {
     /// at most three times this long. Served one connection at a time, so a
     /// slow client delays others by at most that much.
     std::chrono::milliseconds io_timeout{1000};
+    /// The names other processes call this one by: what their
+    /// tasks::outgoing_call gives as its peer (a service name, host:port).
+    /// `info` reports them, and `loupe record` gives every process it
+    /// records the names of all of them, so that their task rules tag the
+    /// calls to profiled peers only (`profiled …; tag profiled`, task_rules.hpp).
+    /// Empty: $OTEL_SERVICE_NAME when set, else none. At most 16 names of
+    /// 1 to 255 printable bytes each.
+    std::vector<std::string> names;
 };
 
 /// Where the endpoint listens.
@@ -81,6 +95,8 @@ LOUPE_API inline std::atomic<server*> g_server{nullptr};
 // A listen() or stop_listening() in progress (they do not run at once).
 LOUPE_API inline std::atomic<bool> g_busy{false};
 LOUPE_API inline std::atomic<bool> g_hooks_installed{false};
+// The endpoint was made because of LOUPE_CONTROL=1: a listen() replaces it.
+LOUPE_API inline std::atomic<bool> g_listening_from_environment{false};
 // Endpoints a forked child inherited: kept reachable, never destroyed.
 LOUPE_API inline std::atomic<server*> g_abandoned{nullptr};
 
@@ -140,11 +156,34 @@ struct fd_guard {
     }
 };
 
+// Throws loupe::error naming the first name that is not 1 to 255 printable
+// bytes (listen_options::names), or when there are more than 16.
+inline void check_names(const std::vector<std::string>& names) {
+    if (names.size() > 16) {
+        throw error("listen_options::names: expected at most 16 names, found " + std::to_string(names.size()));
+    }
+    for (std::size_t i = 0; i < names.size(); ++i) {
+        const std::string& n = names[i];
+        bool printable = !n.empty() && n.size() <= 255;
+        for (const char c : n) printable = printable && static_cast<unsigned char>(c) >= 0x20 && c != 0x7f;
+        if (!printable) {
+            throw error("listen_options::names[" + std::to_string(i) + "] ('" + n.substr(0, 40) +
+                        "'): expected 1 to 255 printable bytes");
+        }
+    }
+}
+
 inline endpoint start_endpoint(const listen_options& options) {
     if (options.io_timeout.count() < 1 || options.io_timeout.count() > 600000) {
         throw error("listen_options::io_timeout of " + std::to_string(options.io_timeout.count()) +
                     " ms: expected 1 to 600000 ms");
     }
+    std::vector<std::string> names = options.names;
+    if (names.empty()) {
+        const char* service = std::getenv("OTEL_SERVICE_NAME");
+        if (service != nullptr && *service != '\0') names.emplace_back(service);
+    }
+    check_names(names);
     if (server* s = g_server.load()) {
         throw error("loupe::control::listen: this process already listens on " + s->socket_path() +
                     " (call loupe::control::stop_listening first)");
@@ -190,7 +229,7 @@ inline endpoint start_endpoint(const listen_options& options) {
     limits.allow_root = options.allow_root;
     std::unique_ptr<server> s;
     try {
-        s = std::make_unique<server>(path, output_root, listener.fd, wake[0], wake[1], limits);
+        s = std::make_unique<server>(path, output_root, std::move(names), listener.fd, wake[0], wake[1], limits);
     } catch (...) {
         ::close(wake[0]);
         ::close(wake[1]);
@@ -224,6 +263,7 @@ inline endpoint start_endpoint(const listen_options& options) {
 /// threads at once: the later waits for the earlier, and a listen() that
 /// finds the endpoint being made throws.
 inline endpoint listen(const listen_options& options = {}) {
+    if (detail::g_listening_from_environment.exchange(false)) detail::stop_endpoint();
     if (detail::g_busy.exchange(true, std::memory_order_acquire)) {
         throw error("loupe::control::listen: another thread is making or stopping the endpoint");
     }
@@ -242,7 +282,10 @@ inline endpoint listen(const listen_options& options = {}) {
 /// there was none. Runs at exit by itself.
 /// Cost: joins the thread (bounded by the I/O timeout) and stops sessions
 /// (about a millisecond each). Thread-safety: any thread but the endpoint's.
-inline bool stop_listening() noexcept { return detail::stop_endpoint(); }
+inline bool stop_listening() noexcept {
+    detail::g_listening_from_environment.store(false);
+    return detail::stop_endpoint();
+}
 
 /// The socket this process listens on; empty when it does not.
 /// Thread-safety: not while another thread calls stop_listening().
@@ -257,5 +300,38 @@ inline std::uint64_t refusals() noexcept {
     detail::server* s = detail::g_server.load(std::memory_order_acquire);
     return s != nullptr ? s->refusals() : 0;
 }
+
+namespace detail {
+
+// LOUPE_CONTROL=1 in the environment: listen() with the defaults when the
+// program starts (traces under $LOUPE_CONTROL_OUTPUT when set, else the
+// working directory). "0" or empty: nothing. Never throws: what went wrong
+// goes to stderr and the program runs on without an endpoint.
+inline bool listen_from_environment() noexcept {
+    const char* value = std::getenv("LOUPE_CONTROL");
+    if (value == nullptr || *value == '\0' || std::strcmp(value, "0") == 0) return false;
+    if (std::strcmp(value, "1") != 0) {
+        std::fprintf(stderr, "loupe: LOUPE_CONTROL='%.40s': expected 1 (listen) or 0; not listening\n", value);
+        return false;
+    }
+    try {
+        listen_options options;
+        const char* output = std::getenv("LOUPE_CONTROL_OUTPUT");
+        if (output != nullptr && *output != '\0') options.output_directory = output;
+        listen(options);
+        g_listening_from_environment.store(true);
+        return true;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "loupe: LOUPE_CONTROL=1: %s; not listening\n", e.what());
+        return false;
+    }
+}
+
+// Read once, while the program starts (the dynamic initialization of the
+// first file that includes this header): a program that contains the
+// endpoint can be made to listen without a change to its code.
+LOUPE_API inline const bool g_listens_from_environment = listen_from_environment();
+
+}  // namespace detail
 
 }  // namespace loupe::control

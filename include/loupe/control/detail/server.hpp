@@ -25,6 +25,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <vector>
 
 #include "loupe/base/error.hpp"
 #include "loupe/control/detail/session_table.hpp"
@@ -42,10 +43,11 @@ struct server_limits {
 
 class server {
 public:
-    server(std::string socket_path, std::string output_root, int listen_fd, int wake_read, int wake_write,
-           server_limits limits)
+    server(std::string socket_path, std::string output_root, std::vector<std::string> names, int listen_fd,
+           int wake_read, int wake_write, server_limits limits)
         : socket_path_(std::move(socket_path)),
           output_root_(std::move(output_root)),
+          names_(std::move(names)),
           limits_(limits),
           listen_fd_(listen_fd),
           wake_read_(wake_read),
@@ -228,7 +230,7 @@ private:
         for (std::size_t nl; (nl = buffer_.find('\n', from)) != std::string::npos; from = nl + 1) {
             const std::string_view line(buffer_.data() + from, nl - from);
             ++requests_;
-            const endpoint_facts facts{socket_path_, output_root_, &refusals_, requests_};
+            const endpoint_facts facts{socket_path_, output_root_, &names_, &refusals_, requests_};
             std::string reply = table_.handle(line, facts);
             reply += '\n';
             if (!write_reply(reply)) {
@@ -278,6 +280,7 @@ private:
 
     std::string socket_path_;
     std::string output_root_;
+    std::vector<std::string> names_;  // the names peers call this process by (listen_options::names)
     server_limits limits_;
     std::atomic<int> listen_fd_;
     std::atomic<int> wake_read_;

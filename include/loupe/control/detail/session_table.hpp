@@ -38,6 +38,7 @@ struct controlled_session {
     std::string name;
     std::string output;
     std::string filter;
+    std::string task_rules;
     loupe::session handle;
     bool running = true;
     session_stats final_stats;
@@ -50,6 +51,7 @@ struct controlled_session {
 struct endpoint_facts {
     std::string socket_path;
     std::string output_root;
+    const std::vector<std::string>* names = nullptr;  ///< listen_options::names
     const std::atomic<std::uint64_t>* refusals = nullptr;
     std::uint64_t requests = 0;
 };
@@ -169,6 +171,14 @@ private:
         std::string out = "{\"ok\":true,\"pid\":" + std::to_string(static_cast<long>(::getpid()));
         out += ",\"program\":";
         json::append_string(out, program_name());
+        out += ",\"names\":[";
+        if (facts.names != nullptr) {
+            for (std::size_t i = 0; i < facts.names->size(); ++i) {
+                if (i != 0) out += ',';
+                json::append_string(out, (*facts.names)[i]);
+            }
+        }
+        out += ']';
         out += ",\"started_unix_ms\":" + json::number(process_start_unix_ms());
         out += ",\"loupe_version\":\"" LOUPE_VERSION_STRING "\"";
         out += ",\"socket\":";
@@ -197,6 +207,8 @@ private:
             json::append_string(out, s->output);
             out += ",\"filter\":";
             json::append_string(out, s->filter);
+            out += ",\"task_rules\":";
+            json::append_string(out, s->task_rules);
             add_stats(out, s->running ? s->handle.stats() : s->final_stats);
             out += '}';
         }
@@ -253,6 +265,7 @@ private:
         entry->name = name;
         entry->output = output;
         entry->filter = req.filter;
+        entry->task_rules = req.task_rules;
         if (req.duration_ms != 0) {
             entry->has_deadline = true;
             entry->deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(req.duration_ms);
@@ -285,7 +298,10 @@ private:
         if (r.set_filter && (r.set_params || r.set_task_rules)) (void)loupe::filter::parse(r.start.filter);
         if (r.set_task_rules && r.set_params) (void)loupe::task_rules::parse(r.start.task_rules);
         if (r.set_params) s.handle.set_params(r.start.params);  // throws naming line and column
-        if (r.set_task_rules) s.handle.set_task_rules(r.start.task_rules);  // likewise
+        if (r.set_task_rules) {
+            s.handle.set_task_rules(r.start.task_rules);  // likewise
+            s.task_rules = r.start.task_rules;
+        }
         if (r.set_filter) {
             s.handle.set_filter(r.start.filter);  // throws naming the column; the old filter stays
             s.filter = r.start.filter;
