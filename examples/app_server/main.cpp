@@ -199,6 +199,20 @@ loupe::report::tree_report threads_with_zones(loupe::report::tree_report r, std:
     return r;
 }
 
+// Stops the two services (closes their stdin, reaps them); false, said on
+// stderr, when one did not end well.
+bool stop_services(app_server::child_process& inventory, app_server::child_process& payment) {
+    for (app_server::child_process* child : {&inventory, &payment}) {
+        const std::string how = child->stop();
+        if (!how.empty()) {
+            std::fprintf(stderr, "app_server: the %s process (pid %d) %s\n", child->role().c_str(),
+                         static_cast<int>(child->pid()), how.c_str());
+            return false;
+        }
+    }
+    return true;
+}
+
 // `app_server --serve`: the shop and its load without a session, for
 // `loupe ps` / `loupe record` from another terminal. Returns the exit status.
 int serve(const options& o) {
@@ -239,14 +253,7 @@ int serve(const options& o) {
         loupe::control::stop_listening();  // sessions still running are stopped, their files complete
         std::printf("stopped by signal %d after %llu requests (%llu failed)\n", signal,
                     static_cast<unsigned long long>(load.completed()), static_cast<unsigned long long>(load.failed()));
-        for (app_server::child_process* child : {&inventory, &payment}) {
-            const std::string how = child->stop();
-            if (!how.empty()) {
-                std::fprintf(stderr, "app_server: the %s process (pid %d) %s\n", child->role().c_str(),
-                             static_cast<int>(child->pid()), how.c_str());
-                return 1;
-            }
-        }
+        if (!stop_services(inventory, payment)) return 1;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "app_server: %s\n", e.what());
         return 1;
@@ -357,14 +364,7 @@ int main(int argc, char** argv) {
                         static_cast<unsigned long long>(server.requests_served()),
                         std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
         }
-        for (app_server::child_process* child : {&inventory, &payment}) {
-            const std::string how = child->stop();  // closes its stdin, reaps it
-            if (!how.empty()) {
-                std::fprintf(stderr, "app_server: the %s process (pid %d) %s\n", child->role().c_str(),
-                             static_cast<int>(child->pid()), how.c_str());
-                return 1;
-            }
-        }
+        if (!stop_services(inventory, payment)) return 1;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "app_server: %s\n", e.what());
         return 1;

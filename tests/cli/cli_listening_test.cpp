@@ -7,11 +7,14 @@
 #include <signal.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <loupe/format/reader.hpp>
@@ -211,6 +214,35 @@ TEST(CliListening, RecordTheServingDemoFromAnotherTerminal) {
     const run_result tasks = loupe_cli(runtime.path(), "report '" + run + "/merged.loupe' --tasks");
     ASSERT_EQ(tasks.status, 0) << tasks.err;
     EXPECT_NE(tasks.out.find("GET /stock  from app_server"), std::string::npos) << tasks.out;
+
+    // One session in the front end, its filter changed while it runs: alice,
+    // then bob too; never carol.
+    const std::string fe = std::to_string(front);
+    const run_result start =
+        loupe_cli(runtime.path(), "start " + fe + " --name who --filter 'user == \"alice\"' -o who.loupe");
+    ASSERT_EQ(start.status, 0) << start.err;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const run_result set = loupe_cli(runtime.path(), "set " + fe + " who --filter 'user in [\"alice\", \"bob\"]'");
+    ASSERT_EQ(set.status, 0) << set.err;
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    const run_result stop = loupe_cli(runtime.path(), "stop " + fe + " who");
+    ASSERT_EQ(stop.status, 0) << stop.err;
+    const loupe::trace who = loupe::read_trace_file(runtime / "out/who.loupe");
+    std::map<std::string, std::size_t> users;
+    std::uint64_t first_bob = ~std::uint64_t{0}, last_alice = 0;
+    for (const loupe::trace_event& e : who.events) {
+        const loupe::trace_context* c = who.context_of(e);
+        if (c == nullptr || c->get(loupe::context_field::user).empty()) continue;
+        const std::string& user = c->get(loupe::context_field::user);
+        ++users[user];
+        if (user == "bob") first_bob = std::min<std::uint64_t>(first_bob, e.begin_ns);
+        if (user == "alice") last_alice = std::max<std::uint64_t>(last_alice, e.begin_ns);
+    }
+    EXPECT_GT(users["alice"], 0u);
+    EXPECT_GT(users["bob"], 0u);
+    EXPECT_EQ(users.count("carol"), 0u);
+    EXPECT_GT(first_bob - who.session.start_ns, 250'000'000u) << "bob only after the filter changed";
+    EXPECT_GT(last_alice, first_bob) << "alice before and after";
 
     ASSERT_EQ(::kill(static_cast<pid_t>(front), SIGINT), 0);
     EXPECT_EQ(server.wait(), 0) << server.error_output();
