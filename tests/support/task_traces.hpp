@@ -80,7 +80,7 @@ inline std::vector<std::string> tree_lines(const loupe::report::task_forest& f, 
         const loupe::report::task_node& n = f.nodes[i];
         std::string line(2 * n.depth, ' ');
         line += f.process_of(n) + " " + f.name_of(n);
-        if (n.client.present()) line += " <- " + f.caller_of(n);
+        if (f.client_side(n).present()) line += " <- " + f.caller_of(n);
         if (n.kind != loupe::report::task_node_kind::call) {
             line += std::string(" (") + loupe::report::task_node_kind_name(n.kind) + ")";
         }

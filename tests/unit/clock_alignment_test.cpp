@@ -82,8 +82,8 @@ TEST(ClockAlignment, RecoversAKnownOffsetWithinItsStatedUncertainty) {
     // clamped to: none needed more than the uncertainty.
     for (const rep::task_node& n : f.nodes) {
         if (n.kind != rep::task_node_kind::call) continue;
-        EXPECT_LE(n.client.begin_ns, n.server.begin_ns);
-        EXPECT_LE(n.server.end_ns, n.client.end_ns);
+        EXPECT_LE(f.client_side(n).begin_ns, f.server_side(n).begin_ns);
+        EXPECT_LE(f.server_side(n).end_ns, f.client_side(n).end_ns);
         EXPECT_LE(std::llabs(n.shift_ns), 2 * b.uncertainty_ns);
     }
 }
@@ -144,9 +144,9 @@ TEST(ClockAlignment, ClampsACausalityViolationAndFlagsIt) {
     ASSERT_NE(db, nullptr);
     EXPECT_TRUE(late->has(rep::task_flag::clamped));
     EXPECT_EQ(late->shift_ns, 2'000);
-    EXPECT_EQ(late->server.begin_ns, static_cast<std::int64_t>(t1));
-    EXPECT_EQ(late->server.end_ns - late->server.begin_ns, 5'000);  // shifted, not stretched
-    EXPECT_LE(late->server.end_ns, static_cast<std::int64_t>(t4));
+    EXPECT_EQ(f.server_side(*late).begin_ns, static_cast<std::int64_t>(t1));
+    EXPECT_EQ(f.server_side(*late).end_ns - f.server_side(*late).begin_ns, 5'000);  // shifted, not stretched
+    EXPECT_LE(f.server_side(*late).end_ns, static_cast<std::int64_t>(t4));
     // B's call to the database moved with the side that made it.
     EXPECT_EQ(db->parent, static_cast<std::uint32_t>(late - f.nodes.data()));
     EXPECT_EQ(db->begin_ns, static_cast<std::int64_t>(t1) + 1'000);
@@ -170,8 +170,8 @@ TEST(ClockAlignment, ClampsTheEndToo) {
         if (f.name_of(n) != "/late") continue;
         EXPECT_TRUE(n.has(rep::task_flag::clamped));
         EXPECT_EQ(n.shift_ns, -1'000);
-        EXPECT_EQ(n.server.end_ns, 60'000);
-        EXPECT_EQ(n.server.begin_ns, 57'000);
+        EXPECT_EQ(f.server_side(n).end_ns, 60'000);
+        EXPECT_EQ(f.server_side(n).begin_ns, 57'000);
     }
 }
 
@@ -186,8 +186,8 @@ TEST(ClockAlignment, AServerLongerThanItsClientStartsWithIt) {
         if (f.name_of(n) != "/long") continue;
         EXPECT_TRUE(n.has(rep::task_flag::overlong));
         EXPECT_TRUE(n.has(rep::task_flag::clamped));
-        EXPECT_EQ(n.server.begin_ns, 50'000);
-        EXPECT_EQ(n.server.end_ns, 54'000);
+        EXPECT_EQ(f.server_side(n).begin_ns, 50'000);
+        EXPECT_EQ(f.server_side(n).end_ns, 54'000);
     }
 }
 
@@ -203,7 +203,7 @@ TEST(ClockAlignment, OneClockDomainComparesDirectly) {
     EXPECT_EQ(f.alignment.domains[0].inputs, (std::vector<std::uint32_t>{0, 1}));
     EXPECT_TRUE(f.alignment.pairs.empty());
     ASSERT_EQ(f.nodes.size(), 1u);
-    EXPECT_EQ(f.nodes[0].server.begin_ns, 1900);
+    EXPECT_EQ(f.server_side(f.nodes[0]).begin_ns, 1900);
     EXPECT_EQ(f.counts.clamped, 0u);
 }
 
@@ -215,7 +215,7 @@ TEST(ClockAlignment, TracesWithoutADomainAreDomainsOfTheirOwn) {
     const rep::task_forest f = rep::join_tasks(std::vector<loupe::trace>{a, b});
     ASSERT_EQ(f.alignment.domains.size(), 2u);
     EXPECT_EQ(f.alignment.domains[1].offset_ns, 500'000);
-    EXPECT_EQ(f.nodes[0].server.begin_ns, 1400);
+    EXPECT_EQ(f.server_side(f.nodes[0]).begin_ns, 1400);
 }
 
 TEST(ClockAlignment, DomainWithoutCallsStaysUnalignedAndFlagged) {
@@ -235,7 +235,7 @@ TEST(ClockAlignment, DomainWithoutCallsStaysUnalignedAndFlagged) {
         if (f.name_of(n) != "/c") continue;
         EXPECT_TRUE(n.has(rep::task_flag::unaligned));
         EXPECT_FALSE(n.has(rep::task_flag::clamped));
-        EXPECT_EQ(n.server.begin_ns, 999'999'000);
+        EXPECT_EQ(f.server_side(n).begin_ns, 999'999'000);
     }
     EXPECT_EQ(f.counts.unaligned, 1u);
 }

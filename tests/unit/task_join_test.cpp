@@ -135,8 +135,8 @@ TEST(TaskJoin, Figure4TimesAndSelfTimes) {
     EXPECT_EQ(b->begin_ns, 200);
     EXPECT_EQ(b->end_ns, 750);
     EXPECT_EQ(b->self_ns, 550 - 220);  // D's call: 300..520
-    EXPECT_EQ(b->server.begin_ns, 250);
-    EXPECT_EQ(b->server.end_ns, 700);
+    EXPECT_EQ(f.server_side(*b).begin_ns, 250);
+    EXPECT_EQ(f.server_side(*b).end_ns, 700);
     const rep::task_node* root = node_named(f, task1, "A", "GET /");
     ASSERT_NE(root, nullptr);
     EXPECT_EQ(root->kind, rep::task_node_kind::root);
@@ -168,7 +168,7 @@ TEST(TaskJoin, ConcurrentTasksWithTheSameIdsNeverMix) {
     EXPECT_EQ(f.counts.duplicates, 0u);
     const rep::task_node* bx = node_named(f, x, "B", "/x");
     ASSERT_NE(bx, nullptr);
-    EXPECT_EQ(bx->server.begin_ns, 300);
+    EXPECT_EQ(f.server_side(*bx).begin_ns, 300);
 }
 
 TEST(TaskJoin, ManyInterleavedTasksNeverMix) {
@@ -212,7 +212,7 @@ TEST(TaskJoin, OpaqueCalleeHasTheDurationItsCallerSaw) {
     ASSERT_NE(db, nullptr);
     EXPECT_EQ(db->duration_ns(), 250);
     EXPECT_EQ(db->self_ns, 250);
-    EXPECT_FALSE(db->server.present());
+    EXPECT_FALSE(f.server_side(*db).present());
     EXPECT_EQ(f.counts.opaque, 2u);
 }
 
@@ -319,10 +319,10 @@ TEST(TaskJoin, RetriesOfOneCallIdPairInTimeOrder) {
     ASSERT_EQ(tree.node_count, 3u);
     const rep::task_node& first = f.nodes[tree.first_node + 1];
     const rep::task_node& second = f.nodes[tree.first_node + 2];
-    EXPECT_EQ(first.client.begin_ns, 100);
-    EXPECT_EQ(first.server.begin_ns, 150);
-    EXPECT_EQ(second.client.begin_ns, 400);
-    EXPECT_EQ(second.server.begin_ns, 450);
+    EXPECT_EQ(f.client_side(first).begin_ns, 100);
+    EXPECT_EQ(f.server_side(first).begin_ns, 150);
+    EXPECT_EQ(f.client_side(second).begin_ns, 400);
+    EXPECT_EQ(f.server_side(second).begin_ns, 450);
     EXPECT_TRUE(first.has(rep::task_flag::duplicate));
 }
 
@@ -341,9 +341,9 @@ TEST(TaskJoin, CallStillInFlightAtTheEndIsOpenToTheTraceEnd) {
     const rep::task_node* call = node_named(f, task1, "B", "/b");
     ASSERT_NE(call, nullptr);
     EXPECT_TRUE(call->has(rep::task_flag::open));
-    EXPECT_EQ(call->client.end_ns, 800);  // A's END
-    EXPECT_EQ(call->server.end_ns, 160);  // B's last point
-    EXPECT_FALSE(call->client.has_end);
+    EXPECT_EQ(f.client_side(*call).end_ns, 800);  // A's END
+    EXPECT_EQ(f.server_side(*call).end_ns, 160);  // B's last point
+    EXPECT_FALSE(f.client_side(*call).has_end);
     EXPECT_EQ(f.counts.open, 2u);  // and B's call to C, open until 160
     const rep::task_report r = rep::report_tasks(f);
     for (const rep::task_call_stats& s : r.calls) {

@@ -17,7 +17,8 @@
 //
 // A FILE may itself be a trace set. The inputs are read one at a time and
 // only their task points are kept; the .loupe output is copied from the
-// inputs as they are read, so memory stays about the largest input.
+// inputs as they are read, so memory is one input (mapped) and the join
+// (task_join.hpp: about 85 bytes per task point at the peak).
 // Exit status as the other commands: 1 an input cannot be read or is not a
 // valid trace ("loupe: FILE: byte N: what"), or OUT cannot be written; 2
 // bad usage.

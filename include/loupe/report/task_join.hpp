@@ -61,14 +61,16 @@
 //
 // Cost: O(p log p) in the task points (add(bytes) also decodes and checks
 // every record, O(size)). Memory: the points of the trace being added (88
-// bytes each), the sides of all traces added (112 bytes per side), then the
-// model (240 bytes per call): at the peak about 170 bytes per task point.
+// bytes each, in a buffer kept for the next trace unless over twice its
+// need), the sides of all traces added (80 bytes each, kept as the model's,
+// and a 32-byte key each, freed once the calls are made), then the model's
+// calls (72 bytes each, and 12 of work): at the peak about 85 bytes per task
+// point (a side per two points, a call per three), 64 in the model.
 // Thread-safety: a task_joiner is not shared; join_tasks is pure.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <string_view>
 #include <tuple>
@@ -90,7 +92,7 @@ public:
     std::uint32_t add(const trace& t) {
         const std::uint32_t input = begin_input();
         identify(t.session);
-        points_.reserve(t.task_points.size());
+        make_room(t.task_points.size());
         std::uint64_t latest = t.session.start_ns;
         if (!t.complete) {
             for (const trace_event& e : t.events) latest = std::max(latest, e.end_ns);
@@ -107,7 +109,7 @@ public:
     /// (offsets in [data, data + size)); the joiner is then as before.
     std::uint32_t add(const void* data, std::size_t size, decode_options options = {}) {
         const std::uint32_t input = begin_input();
-        points_.reserve(static_cast<std::size_t>(count_records(data, size, loupe::detail::format::rec_task)));
+        make_room(static_cast<std::size_t>(count_records(data, size, loupe::detail::format::rec_task)));
         struct reader final : trace_visitor {
             task_joiner& j;
             std::uint64_t latest = 0;
@@ -148,6 +150,20 @@ public:
 private:
     struct build;  // the steps of finish()
 
+    // Room for an input of `n` task points: its points, and its sides and
+    // their keys (at most one per point), made before any point is read, so
+    // that sides which move are copied while the points take no memory. The
+    // points buffer serves input after input (freed and allocated anew, it
+    // would leave holes in the heap that stay resident) unless it is over
+    // twice this input's need: then it goes, so that a large input's does
+    // not stay.
+    void make_room(std::size_t n) {
+        if (points_.capacity() > 2 * n) points_ = std::vector<detail::compact_point>();
+        detail::reserve_more(points_, n);
+        detail::reserve_more(sides_, n);
+        detail::reserve_more(clients_, n);
+        detail::reserve_more(servers_, n);
+    }
     std::uint32_t begin_input() {
         inputs_.emplace_back();
         points_.clear();
@@ -198,16 +214,14 @@ private:
         in.end_ns = std::max(end_ns, in.start_ns);
         const auto servers = std::partition(points_.begin(), points_.end(),
                                             [](const detail::compact_point& p) { return detail::is_client(p.kind); });
-        const std::size_t c0 = clients_.size(), s0 = servers_.size();
-        detail::pair_points(points_.begin(), servers, false, clients_);
-        detail::pair_points(servers, points_.end(), true, servers_);
+        const std::size_t first = sides_.size();  // room made by make_room
+        detail::pair_points(points_.begin(), servers, false, sides_, clients_);
+        detail::pair_points(servers, points_.end(), true, sides_, servers_);
         points_.clear();
-        for (auto* sides : {&clients_, &servers_}) {
-            for (std::size_t k = sides == &clients_ ? c0 : s0; k < sides->size(); ++k) {
-                task_side& side = (*sides)[k].side;
-                if (!side.has_begin) side.begin_recorded = std::min(in.start_ns, side.end_recorded);
-                if (!side.has_end) side.end_recorded = std::max(in.end_ns, side.begin_recorded);
-            }
+        for (std::size_t k = first; k < sides_.size(); ++k) {
+            task_side& side = sides_[k];
+            if (!side.has_begin) side.begin_recorded = std::min(in.start_ns, side.end_recorded);
+            if (!side.has_end) side.end_recorded = std::max(in.end_ns, side.begin_recorded);
         }
     }
     void abandon_input() {
@@ -217,9 +231,10 @@ private:
     }
 
     std::vector<task_input> inputs_;
-    std::vector<detail::compact_point> points_;  // of the input being added
-    std::deque<detail::keyed_side> clients_;     // sides of every input so far (a deque: no regrowth copies)
-    std::deque<detail::keyed_side> servers_;
+    std::vector<detail::compact_point> points_;  // of the input being added (the buffer is reused)
+    std::vector<task_side> sides_;               // of every input so far: finish() makes them task_forest::sides
+    std::vector<detail::side_key> clients_;      // the client sides' keys
+    std::vector<detail::side_key> servers_;      // the server sides' keys
     detail::string_table strings_;
     task_counts counts_;
     task_counts counts_before_;  // when the input being added began
@@ -270,25 +285,37 @@ inline void label_inputs(std::vector<task_input>& inputs) {
 
 struct task_joiner::build {
     task_forest& f;
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> trace_of;  // per node: its trace id
-    std::vector<std::uint32_t> parent;                               // per node, before renumbering
+    // The trace ids of the tasks, ascending (the join meets them in key
+    // order): per node an index into them, which compares as the ids do.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> trace_ids;
+    std::vector<std::uint32_t> trace_of;  // per node
+    std::vector<std::uint32_t> parent;    // per node, before renumbering
 
     std::uint32_t domain(std::uint32_t input) const { return f.alignment.domain_of[input]; }
 
-    std::uint32_t add_node(task_node_kind kind, const detail::keyed_side* client, const detail::keyed_side* server) {
+    // The index of the trace id of `k`, not smaller than any before it.
+    std::uint32_t trace_index(const detail::side_key& k) {
+        if (trace_ids.empty() || trace_ids.back() != std::make_pair(k.trace_high, k.trace_low)) {
+            trace_ids.emplace_back(k.trace_high, k.trace_low);
+        }
+        return static_cast<std::uint32_t>(trace_ids.size() - 1);
+    }
+
+    std::uint32_t add_node(task_node_kind kind, std::uint32_t trace, const detail::side_key* client,
+                           const detail::side_key* server) {
         task_node n;
         n.kind = kind;
-        const detail::keyed_side& any = client ? *client : *server;
+        const detail::side_key& any = client ? *client : *server;
         n.call_id = any.call_id;
         if (client) n.client = client->side;
         if (server) n.server = server->side;
-        for (const task_side* side : {&n.client, &n.server}) {
+        for (const task_side* side : {&f.client_side(n), &f.server_side(n)}) {
             if (!side->present()) continue;
             if (!side->has_begin) n.flags |= task_flag::begin_unknown;
             if (!side->has_end) n.flags |= task_flag::open;
         }
         f.nodes.push_back(n);
-        trace_of.emplace_back(any.trace_high, any.trace_low);
+        trace_of.push_back(trace);
         parent.push_back(no_task_node);
         return static_cast<std::uint32_t>(f.nodes.size() - 1);
     }
@@ -297,22 +324,25 @@ struct task_joiner::build {
     std::int64_t aligned_end(const task_side& s) const { return f.alignment.to_timeline(s.input, s.end_recorded); }
 
     // Rule 4: the copies of one call id, paired on the timeline.
-    void pair_copies(std::vector<const detail::keyed_side*>& clients, std::vector<const detail::keyed_side*>& servers) {
-        const auto by_begin = [&](const detail::keyed_side* a, const detail::keyed_side* b) {
-            const std::int64_t x = aligned_begin(a->side), y = aligned_begin(b->side);
-            return x != y ? x < y : a->side.input < b->side.input;
+    void pair_copies(std::uint32_t trace, std::vector<detail::side_key>& clients,
+                     std::vector<detail::side_key>& servers) {
+        const auto by_begin = [&](const detail::side_key& a, const detail::side_key& b) {
+            const task_side& x = f.sides[a.side];
+            const task_side& y = f.sides[b.side];
+            const std::int64_t bx = aligned_begin(x), by = aligned_begin(y);
+            return bx != by ? bx < by : x.input < y.input;
         };
         std::stable_sort(clients.begin(), clients.end(), by_begin);
         std::stable_sort(servers.begin(), servers.end(), by_begin);
         std::vector<bool> used(clients.size(), false);
         const bool small = clients.size() * servers.size() <= (1u << 16);
         std::size_t in_order = 0;
-        for (const detail::keyed_side* s : servers) {
+        for (const detail::side_key& s : servers) {
             std::size_t pick = clients.size();
             if (small) {  // the latest copy sent before it arrived, else the earliest left
-                const std::int64_t arrived = aligned_begin(s->side);
+                const std::int64_t arrived = aligned_begin(f.sides[s.side]);
                 for (std::size_t k = clients.size(); k-- > 0;) {
-                    if (!used[k] && aligned_begin(clients[k]->side) <= arrived) {
+                    if (!used[k] && aligned_begin(f.sides[clients[k].side]) <= arrived) {
                         pick = k;
                         break;
                     }
@@ -327,15 +357,15 @@ struct task_joiner::build {
             std::uint32_t n;
             if (pick < clients.size()) {
                 used[pick] = true;
-                n = add_node(task_node_kind::call, clients[pick], s);
+                n = add_node(task_node_kind::call, trace, &clients[pick], &s);
             } else {
-                n = add_node(task_node_kind::unlinked, nullptr, s);
+                n = add_node(task_node_kind::unlinked, trace, nullptr, &s);
             }
             f.nodes[n].flags |= task_flag::duplicate;
         }
         for (std::size_t k = 0; k < clients.size(); ++k) {
             if (used[k]) continue;
-            const std::uint32_t n = add_node(task_node_kind::opaque, clients[k], nullptr);
+            const std::uint32_t n = add_node(task_node_kind::opaque, trace, &clients[k], nullptr);
             f.nodes[n].flags |= task_flag::duplicate;
         }
     }
@@ -343,24 +373,26 @@ struct task_joiner::build {
     // Rule 5: parents by span.
     void link_by_span() {
         struct entry {
-            std::uint32_t input;
-            std::uint64_t trace_high, trace_low, span;
+            std::uint32_t input, trace;
+            std::uint64_t span;
             std::uint64_t begin;
             std::uint32_t node;
         };
         std::vector<entry> servers;
+        servers.reserve(static_cast<std::size_t>(std::count_if(
+            f.nodes.begin(), f.nodes.end(), [](const task_node& n) { return n.server != no_task_side; })));
         for (std::uint32_t i = 0; i < f.nodes.size(); ++i) {
-            const task_side& s = f.nodes[i].server;
-            if (s.present()) servers.push_back({s.input, trace_of[i].first, trace_of[i].second, s.span_id, s.begin_recorded, i});
+            const task_side& s = f.server_side(f.nodes[i]);
+            if (s.present()) servers.push_back({s.input, trace_of[i], s.span_id, s.begin_recorded, i});
         }
-        const auto key = [](const entry& e) { return std::make_tuple(e.input, e.trace_high, e.trace_low, e.span); };
+        const auto key = [](const entry& e) { return std::make_tuple(e.input, e.trace, e.span); };
         std::sort(servers.begin(), servers.end(), [&](const entry& a, const entry& b) {
             return key(a) != key(b) ? key(a) < key(b) : a.begin != b.begin ? a.begin < b.begin : a.node < b.node;
         });
         for (std::uint32_t i = 0; i < f.nodes.size(); ++i) {
-            const task_side& c = f.nodes[i].client;
+            const task_side& c = f.client_side(f.nodes[i]);
             if (!c.present()) continue;
-            const entry probe{c.input, trace_of[i].first, trace_of[i].second, c.span_id, 0, 0};
+            const entry probe{c.input, trace_of[i], c.span_id, 0, 0};
             auto it = std::lower_bound(servers.begin(), servers.end(), probe,
                                        [&](const entry& a, const entry& b) { return key(a) < key(b); });
             // The handler running at t1 (the latest to start by then), else the first one.
@@ -368,7 +400,7 @@ struct task_joiner::build {
             for (; it != servers.end() && key(*it) == key(probe); ++it) {
                 if (it->node == i) continue;
                 if (first == no_task_node) first = it->node;
-                const task_side& s = f.nodes[it->node].server;
+                const task_side& s = f.server_side(f.nodes[it->node]);
                 if (s.begin_recorded <= c.begin_recorded && c.begin_recorded <= s.end_recorded) best = it->node;
             }
             parent[i] = best != no_task_node ? best : first;
@@ -378,23 +410,25 @@ struct task_joiner::build {
     // Rule 5's inference: an unlinked request inside exactly one opaque call.
     void infer_via_unprofiled() {
         struct interval {
-            std::uint64_t trace_high, trace_low;
+            std::uint32_t trace;
             std::int64_t begin, end;
             std::uint32_t node;
         };
         std::vector<interval> opaque, requests;
         for (std::uint32_t i = 0; i < f.nodes.size(); ++i) {
             const task_node& n = f.nodes[i];
-            if (n.kind == task_node_kind::opaque && n.client.has_begin && n.client.has_end) {
-                opaque.push_back({trace_of[i].first, trace_of[i].second, aligned_begin(n.client), aligned_end(n.client), i});
+            const task_side& client = f.client_side(n);
+            const task_side& server = f.server_side(n);
+            if (n.kind == task_node_kind::opaque && client.has_begin && client.has_end) {
+                opaque.push_back({trace_of[i], aligned_begin(client), aligned_end(client), i});
             } else if (n.kind == task_node_kind::unlinked && n.call_id != 0 && !n.has(task_flag::duplicate) &&
-                       n.server.has_begin && n.server.has_end) {
-                requests.push_back({trace_of[i].first, trace_of[i].second, aligned_begin(n.server), aligned_end(n.server), i});
+                       server.has_begin && server.has_end) {
+                requests.push_back({trace_of[i], aligned_begin(server), aligned_end(server), i});
             }
         }
         if (opaque.empty() || requests.empty()) return;
         const auto order = [](const interval& a, const interval& b) {
-            return std::tie(a.trace_high, a.trace_low, a.begin, a.node) < std::tie(b.trace_high, b.trace_low, b.begin, b.node);
+            return std::tie(a.trace, a.begin, a.node) < std::tie(b.trace, b.begin, b.node);
         };
         std::sort(opaque.begin(), opaque.end(), order);
         // Per prefix of each trace's opaque calls (by begin): the two latest
@@ -405,8 +439,7 @@ struct task_joiner::build {
         };
         std::vector<top2> best(opaque.size());
         for (std::size_t k = 0; k < opaque.size(); ++k) {
-            const bool same = k > 0 && opaque[k - 1].trace_high == opaque[k].trace_high &&
-                              opaque[k - 1].trace_low == opaque[k].trace_low;
+            const bool same = k > 0 && opaque[k - 1].trace == opaque[k].trace;
             top2 t = same ? best[k - 1] : top2{detail::time_min, detail::time_min, no_task_node};
             if (opaque[k].end > t.end1) {
                 t.end2 = t.end1;
@@ -419,11 +452,11 @@ struct task_joiner::build {
         }
         for (const interval& r : requests) {
             // The last opaque call of r's trace beginning at or before r.
-            const interval probe{r.trace_high, r.trace_low, r.begin, 0, no_task_node};
+            const interval probe{r.trace, r.begin, 0, no_task_node};
             const auto after = std::upper_bound(opaque.begin(), opaque.end(), probe, order);
             if (after == opaque.begin()) continue;
             const std::size_t k = static_cast<std::size_t>(after - opaque.begin()) - 1;
-            if (opaque[k].trace_high != r.trace_high || opaque[k].trace_low != r.trace_low) continue;
+            if (opaque[k].trace != r.trace) continue;
             const top2& t = best[k];
             if (t.end1 >= r.end && t.end2 < r.end) {
                 task_node& n = f.nodes[r.node];
@@ -461,30 +494,33 @@ struct task_joiner::build {
         task_node& n = f.nodes[i];
         const std::uint32_t p = parent[i];
         std::int64_t client_shift = 0;
-        if (n.client.present()) {
-            if (p != no_task_node && f.nodes[p].server.present() && f.nodes[p].server.input == n.client.input) {
-                client_shift = server_shift[p];
+        if (n.client != no_task_side) {
+            task_side& client = f.sides[n.client];
+            if (p != no_task_node) {
+                const task_side& caller = f.server_side(f.nodes[p]);
+                if (caller.present() && caller.input == client.input) client_shift = server_shift[p];
             }
-            n.client.begin_ns = detail::sat_add(aligned_begin(n.client), client_shift);
-            n.client.end_ns = detail::sat_add(aligned_end(n.client), client_shift);
+            client.begin_ns = detail::sat_add(aligned_begin(client), client_shift);
+            client.end_ns = detail::sat_add(aligned_end(client), client_shift);
         }
-        if (n.server.present()) {
+        if (n.server != no_task_side) {
+            task_side& server = f.sides[n.server];
             // The interval it must fit in: its client's, or for an inferred
             // request the opaque call around it.
-            const task_side* window = n.client.present() ? &n.client : nullptr;
+            const task_side* window = n.client != no_task_side ? &f.sides[n.client] : nullptr;
             std::int64_t window_shift = client_shift;
             if (!window && n.kind == task_node_kind::via_unprofiled && p != no_task_node) {
-                window = &f.nodes[p].client;
+                window = &f.client_side(f.nodes[p]);
                 window_shift = detail::sat_sub(window->begin_ns, aligned_begin(*window));
             }
-            const bool same_domain = window && domain(window->input) == domain(n.server.input);
+            const bool same_domain = window && domain(window->input) == domain(server.input);
             const std::int64_t s0 = same_domain ? window_shift : 0;
             std::int64_t s = s0;
-            const std::int64_t begin = aligned_begin(n.server), end = aligned_end(n.server);
-            const bool comparable = window && (same_domain || (f.alignment.aligned(window->input) &&
-                                                               f.alignment.aligned(n.server.input)));
+            const std::int64_t begin = aligned_begin(server), end = aligned_end(server);
+            const bool comparable =
+                window && (same_domain || (f.alignment.aligned(window->input) && f.alignment.aligned(server.input)));
             if (window && !comparable) n.flags |= task_flag::unaligned;
-            if (comparable && window->has_begin && window->has_end && n.server.has_begin && n.server.has_end) {
+            if (comparable && window->has_begin && window->has_end && server.has_begin && server.has_end) {
                 const std::int64_t b = detail::sat_add(begin, s0), e = detail::sat_add(end, s0);
                 if (detail::sat_sub(e, b) > detail::sat_sub(window->end_ns, window->begin_ns)) {
                     s = detail::sat_add(s0, detail::sat_sub(window->begin_ns, b));
@@ -498,10 +534,10 @@ struct task_joiner::build {
             if (s != s0) n.flags |= task_flag::clamped;
             n.shift_ns = detail::sat_sub(s, s0);
             server_shift[i] = s;
-            n.server.begin_ns = detail::sat_add(begin, s);
-            n.server.end_ns = detail::sat_add(end, s);
+            server.begin_ns = detail::sat_add(begin, s);
+            server.end_ns = detail::sat_add(end, s);
         }
-        const task_side& shown = n.client.present() ? n.client : n.server;
+        const task_side& shown = n.client != no_task_side ? f.sides[n.client] : f.sides[n.server];
         n.begin_ns = shown.begin_ns;
         n.end_ns = std::max(shown.end_ns, shown.begin_ns);
     }
@@ -514,20 +550,27 @@ inline task_forest task_joiner::finish() {
     f.counts = counts_;
     counts_ = {};
     detail::label_inputs(f.inputs);
-    build b{f, {}, {}};
+    build b{f, {}, {}, {}};
 
-    // 1. Sides (paired as each input was added).
-    std::deque<detail::keyed_side>& clients = clients_;
-    std::deque<detail::keyed_side>& servers = servers_;
-    points_ = {};
+    // 1. Sides (paired as each input was added): the forest's from now on;
+    // the join sorts their keys.
+    f.sides = std::move(sides_);
+    sides_ = std::vector<task_side>();
+    std::vector<detail::side_key> clients = std::move(clients_);
+    std::vector<detail::side_key> servers = std::move(servers_);
+    clients_ = std::vector<detail::side_key>();
+    servers_ = std::vector<detail::side_key>();
+    points_ = std::vector<detail::compact_point>();
     f.strings = strings_.take();
 
     // 2. Calls: group both sides by (trace, call id).
-    const auto key = [](const detail::keyed_side& s) { return std::make_tuple(s.trace_high, s.trace_low, s.call_id); };
-    const auto by_key = [&](const detail::keyed_side& a, const detail::keyed_side& c) {
+    const auto key = [](const detail::side_key& s) { return std::make_tuple(s.trace_high, s.trace_low, s.call_id); };
+    const auto by_key = [&](const detail::side_key& a, const detail::side_key& c) {
         if (key(a) != key(c)) return key(a) < key(c);
-        if (a.side.input != c.side.input) return a.side.input < c.side.input;
-        return a.side.begin_recorded < c.side.begin_recorded;
+        const task_side& x = f.sides[a.side];
+        const task_side& y = f.sides[c.side];
+        if (x.input != y.input) return x.input < y.input;
+        return x.begin_recorded < y.begin_recorded;
     };
     std::sort(clients.begin(), clients.end(), by_key);
     std::sort(servers.begin(), servers.end(), by_key);
@@ -535,65 +578,72 @@ inline task_forest task_joiner::finish() {
     f.nodes.reserve(clients.size() + servers.size());
     b.trace_of.reserve(clients.size() + servers.size());
     b.parent.reserve(clients.size() + servers.size());
-    // Groups are consumed from the front as nodes are made: the sides'
-    // memory goes as the nodes' comes. The copies of rule 4 wait, kept aside.
-    std::deque<detail::keyed_side> kept;
-    std::vector<std::pair<std::vector<const detail::keyed_side*>, std::vector<const detail::keyed_side*>>> copies;
-    std::vector<clock_sample> samples;
-    while (!clients.empty() || !servers.empty()) {
+    // The copies of rule 4 wait, kept aside (with their trace id's index).
+    struct copy_group {
+        std::uint32_t trace;
+        std::vector<detail::side_key> clients, servers;
+    };
+    std::vector<copy_group> copies;
+    for (std::size_t c = 0, s = 0; c < clients.size() || s < servers.size();) {
         // The next key, and how many sides of each kind have it.
-        const bool take_client = servers.empty() || (!clients.empty() && key(clients.front()) <= key(servers.front()));
-        const auto k = take_client ? key(clients.front()) : key(servers.front());
+        const bool take_client = s == servers.size() || (c < clients.size() && key(clients[c]) <= key(servers[s]));
+        const auto k = take_client ? key(clients[c]) : key(servers[s]);
         std::size_t nc = 0, ns = 0;
-        while (nc < clients.size() && key(clients[nc]) == k) ++nc;
-        while (ns < servers.size() && key(servers[ns]) == k) ++ns;
+        while (c + nc < clients.size() && key(clients[c + nc]) == k) ++nc;
+        while (s + ns < servers.size() && key(servers[s + ns]) == k) ++ns;
+        const detail::side_key* cs = clients.data() + c;
+        const detail::side_key* ss = servers.data() + s;
+        const std::uint32_t trace = b.trace_index(take_client ? *cs : *ss);
         if (std::get<2>(k) == 0) {  // no context came in (client points never have call id 0)
-            for (std::size_t i = 0; i < ns; ++i) b.add_node(task_node_kind::root, nullptr, &servers[i]);
+            for (std::size_t i = 0; i < ns; ++i) b.add_node(task_node_kind::root, trace, nullptr, &ss[i]);
         } else if (ns == 0) {
             for (std::size_t i = 0; i < nc; ++i) {
-                const std::uint32_t n = b.add_node(task_node_kind::opaque, &clients[i], nullptr);
+                const std::uint32_t n = b.add_node(task_node_kind::opaque, trace, &cs[i], nullptr);
                 if (nc > 1) f.nodes[n].flags |= task_flag::duplicate;
             }
         } else if (nc == 0) {
             for (std::size_t i = 0; i < ns; ++i) {
-                const std::uint32_t n = b.add_node(task_node_kind::unlinked, nullptr, &servers[i]);
+                const std::uint32_t n = b.add_node(task_node_kind::unlinked, trace, nullptr, &ss[i]);
                 if (ns > 1) f.nodes[n].flags |= task_flag::duplicate;
             }
         } else if (nc == 1 && ns == 1) {
-            const task_side& cs = clients.front().side;
-            const task_side& ss = servers.front().side;
-            b.add_node(task_node_kind::call, &clients.front(), &servers.front());
-            if (cs.has_begin && cs.has_end && ss.has_begin && ss.has_end) {
-                samples.push_back({cs.input, ss.input, cs.begin_recorded, ss.begin_recorded, ss.end_recorded,
-                                   cs.end_recorded});
-            }
+            b.add_node(task_node_kind::call, trace, cs, ss);
         } else {
-            copies.emplace_back();
-            for (std::size_t i = 0; i < nc; ++i) {
-                kept.push_back(clients[i]);
-                copies.back().first.push_back(&kept.back());
-            }
-            for (std::size_t i = 0; i < ns; ++i) {
-                kept.push_back(servers[i]);
-                copies.back().second.push_back(&kept.back());
-            }
+            copies.push_back(
+                {trace, std::vector<detail::side_key>(cs, cs + nc), std::vector<detail::side_key>(ss, ss + ns)});
         }
-        clients.erase(clients.begin(), clients.begin() + static_cast<std::ptrdiff_t>(nc));
-        servers.erase(servers.begin(), servers.begin() + static_cast<std::ptrdiff_t>(ns));
+        c += nc;
+        s += ns;
     }
-    clients = {};
-    servers = {};
+    clients = std::vector<detail::side_key>();
+    servers = std::vector<detail::side_key>();
 
-    // 3. Clocks.
+    // 3. Clocks: the samples are the calls made so far (the copies wait)
+    // with all four times.
+    const auto sample = [&](const task_node& n) {
+        const task_side& client = f.client_side(n);
+        const task_side& server = f.server_side(n);
+        return n.kind == task_node_kind::call && client.has_begin && client.has_end && server.has_begin &&
+               server.has_end;
+    };
+    std::vector<clock_sample> samples;
+    samples.reserve(static_cast<std::size_t>(std::count_if(f.nodes.begin(), f.nodes.end(), sample)));
+    for (const task_node& n : f.nodes) {
+        if (!sample(n)) continue;
+        const task_side& client = f.client_side(n);
+        const task_side& server = f.server_side(n);
+        samples.push_back({client.input, server.input, client.begin_recorded, server.begin_recorded,
+                           server.end_recorded, client.end_recorded});
+    }
     std::vector<std::string> domains;
     domains.reserve(f.inputs.size());
     for (const task_input& in : f.inputs) domains.push_back(in.clock_domain);
     f.alignment = align_clocks(domains, samples);
+    samples = std::vector<clock_sample>();
 
     // 4. Copies, on the timeline.
-    for (auto& [client_copies, server_copies] : copies) b.pair_copies(client_copies, server_copies);
-    copies = {};
-    kept = {};
+    for (copy_group& g : copies) b.pair_copies(g.trace, g.clients, g.servers);
+    copies = std::vector<copy_group>();
 
     // 5. Nesting.
     b.link_by_span();
@@ -616,16 +666,18 @@ inline task_forest task_joiner::finish() {
 
     // 6. Placing, top down from the roots (any order that places a parent
     // before its children).
-    std::vector<std::int64_t> server_shift(count, 0);
     std::vector<std::uint32_t> stack;
-    for (std::uint32_t r = 0; r < count; ++r) {
-        if (b.parent[r] != no_task_node) continue;
-        stack.push_back(r);
-        while (!stack.empty()) {
-            const std::uint32_t i = stack.back();
-            stack.pop_back();
-            b.place(i, server_shift);
-            for (std::uint32_t k = first_child[i]; k < first_child[i + 1]; ++k) stack.push_back(kids[k]);
+    {
+        std::vector<std::int64_t> server_shift(count, 0);
+        for (std::uint32_t r = 0; r < count; ++r) {
+            if (b.parent[r] != no_task_node) continue;
+            stack.push_back(r);
+            while (!stack.empty()) {
+                const std::uint32_t i = stack.back();
+                stack.pop_back();
+                b.place(i, server_shift);
+                for (std::uint32_t k = first_child[i]; k < first_child[i + 1]; ++k) stack.push_back(kids[k]);
+            }
         }
     }
 
@@ -688,10 +740,11 @@ inline task_forest task_joiner::finish() {
     std::vector<std::uint32_t> old_of;  // new index -> old
     old_of.reserve(count);
     std::vector<std::uint32_t> depth(count, 0);
+    f.tasks.reserve(ranges.size());
     for (std::size_t t = 0; t < ranges.size(); ++t) {
         task_tree tree;
-        tree.trace_high = b.trace_of[roots[ranges[t].first_root]].first;
-        tree.trace_low = b.trace_of[roots[ranges[t].first_root]].second;
+        tree.trace_high = b.trace_ids[b.trace_of[roots[ranges[t].first_root]]].first;
+        tree.trace_low = b.trace_ids[b.trace_of[roots[ranges[t].first_root]]].second;
         tree.first_node = static_cast<std::uint32_t>(old_of.size());
         for (std::size_t r = ranges[t].first_root; r < ranges[t].end_root; ++r) {
             stack.assign(1, roots[r]);
@@ -755,7 +808,7 @@ inline task_forest task_joiner::finish() {
             tree.begin_ns = std::min(tree.begin_ns, n.begin_ns);
             tree.end_ns = std::max(tree.end_ns, n.end_ns);
             tree.flags |= n.flags;
-            for (const task_side* side : {&n.client, &n.server}) {
+            for (const task_side* side : {&f.client_side(n), &f.server_side(n)}) {
                 if (side->present() && !seen[side->input]) {
                     seen[side->input] = true;
                     ++tree.processes;

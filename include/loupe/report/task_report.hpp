@@ -449,9 +449,9 @@ inline std::string task_report_json(const task_report& r) {
                    ",\"end_ns\":" + detail::number(n.end_ns) + ",\"duration_ns\":" + detail::number(n.duration_ns()) +
                    ",\"self_ns\":" + detail::number(n.self_ns) + ",\"shift_ns\":" + detail::number(n.shift_ns) +
                    ",\"client\":";
-            detail::append_side_json(out, f, n.client);
+            detail::append_side_json(out, f, f.client_side(n));
             out += ",\"server\":";
-            detail::append_side_json(out, f, n.server);
+            detail::append_side_json(out, f, f.server_side(n));
             out += '}';
         }
         out += "],\"critical_path_ns\":" + detail::number(s.critical_ns) + ",\"critical_path\":[";

@@ -114,12 +114,14 @@ inline task_slice_counts add_task_slices(trace& t, std::uint32_t input, const ta
     for (std::uint32_t i = 0; i < forest.nodes.size(); ++i) {
         const task_node& n = forest.nodes[i];
         const std::string& name = forest.name_of(n);
-        const bool linked = n.client.present() && n.server.present();
-        if (n.client.present() && n.client.input == input) {
+        const task_side& client = forest.client_side(n);
+        const task_side& server = forest.server_side(n);
+        const bool linked = client.present() && server.present();
+        if (client.present() && client.input == input) {
             detail::planned_slice s;
-            s.thread = n.client.thread_id;
-            s.begin = n.client.begin_recorded;
-            s.end = std::max(n.client.end_recorded, s.begin);
+            s.thread = client.thread_id;
+            s.begin = client.begin_recorded;
+            s.end = std::max(client.end_recorded, s.begin);
             s.site = define_site(name + " \u2192 " + forest.process_of(n), site_kind::zone);
             if (linked) {
                 s.first_flow = detail::call_flow_id(forest, i, 1);
@@ -127,9 +129,9 @@ inline task_slice_counts add_task_slices(trace& t, std::uint32_t input, const ta
             }
             planned.push_back(s);
         }
-        if (n.server.present() && n.server.input == input) {
+        if (server.present() && server.input == input) {
             std::string label = name;
-            if (n.client.present()) {
+            if (client.present()) {
                 label += " \u2190 " + forest.caller_of(n);
             } else if (n.kind == task_node_kind::unlinked) {
                 label += " \u2190 ?";
@@ -137,9 +139,9 @@ inline task_slice_counts add_task_slices(trace& t, std::uint32_t input, const ta
                 label += " \u2190 " + forest.process_of(forest.nodes[n.parent]);
             }
             detail::planned_slice s;
-            s.thread = n.server.thread_id;
-            s.begin = n.server.begin_recorded;
-            s.end = std::max(n.server.end_recorded, s.begin);
+            s.thread = server.thread_id;
+            s.begin = server.begin_recorded;
+            s.end = std::max(server.end_recorded, s.begin);
             s.site = define_site(label, site_kind::zone);
             if (linked) {
                 s.first_flow = detail::call_flow_id(forest, i, 1);

@@ -21,7 +21,8 @@
 // its children's intervals (clipped to its own), so that children running
 // in parallel are counted once.
 //
-// Memory: 240 bytes per call; names and peers are interned.
+// Memory: 72 bytes per call and 80 per side (each stored once: a call has
+// one or two); names and peers are interned.
 // Thread-safety: a task_forest is a plain value.
 #pragma once
 
@@ -36,6 +37,7 @@ namespace loupe::report {
 
 inline constexpr std::uint32_t no_task_node = 0xffffffffu;
 inline constexpr std::uint32_t no_input = 0xffffffffu;
+inline constexpr std::uint32_t no_task_side = 0xffffffffu;
 
 enum class task_node_kind : std::uint8_t {
     call,            ///< both sides: the client's call and the server's handling of it
@@ -85,20 +87,20 @@ constexpr std::uint16_t cycle = 64;
 
 /// One side of a call: the two points one process recorded.
 struct task_side {
-    std::uint32_t input = no_input;  ///< index of the trace; no_input: this side is not in any input
-    std::uint64_t thread_id = 0;     ///< thread of the first point (CALL_OUT, REQUEST_IN; else the return's)
+    std::uint64_t thread_id = 0;       ///< thread of the first point (CALL_OUT, REQUEST_IN; else the return's)
     std::uint64_t begin_recorded = 0;  ///< t1 or t2, on the trace's clock
     std::uint64_t end_recorded = 0;    ///< t4 or t3, on the trace's clock
     std::int64_t begin_ns = 0;         ///< placed on the merged timeline
     std::int64_t end_ns = 0;
-    std::uint64_t span_id = 0;  ///< client: the caller's span; server: the handler's span
-    std::uint64_t echoed_id = 0;  ///< from the return point (trace_task_point::echoed_id)
-    std::int64_t status = 0;      ///< from the return point
-    std::uint32_t name = 0;       ///< index into task_forest::strings (0: "")
-    std::uint32_t peer = 0;       ///< likewise
-    bool has_begin = false;       ///< its first point is in the trace
-    bool has_end = false;         ///< its return point is in the trace
-    bool tagged = false;          ///< client: the call carried the context
+    std::uint64_t span_id = 0;       ///< client: the caller's span; server: the handler's span
+    std::uint64_t echoed_id = 0;     ///< from the return point (trace_task_point::echoed_id)
+    std::int64_t status = 0;         ///< from the return point
+    std::uint32_t input = no_input;  ///< index of the trace; no_input: this side is not in any input
+    std::uint32_t name = 0;          ///< index into task_forest::strings (0: "")
+    std::uint32_t peer = 0;          ///< likewise
+    bool has_begin = false;          ///< its first point is in the trace
+    bool has_end = false;            ///< its return point is in the trace
+    bool tagged = false;             ///< client: the call carried the context
     bool present() const noexcept { return input != no_input; }
 };
 
@@ -112,9 +114,11 @@ struct task_node {
     /// by placed begin time.
     std::uint32_t children_begin = 0;
     std::uint32_t children_count = 0;
+    /// Its sides: indexes into task_forest::sides (task_forest::client_side
+    /// and server_side read them); no_task_side: it has none of that kind.
+    std::uint32_t client = no_task_side;
+    std::uint32_t server = no_task_side;
     std::uint64_t call_id = 0;  ///< the id on the wire (0 for a root)
-    task_side client;
-    task_side server;
     std::int64_t begin_ns = 0;  ///< the node's interval on the merged timeline (see the top of this file)
     std::int64_t end_ns = 0;
     std::int64_t self_ns = 0;   ///< duration minus the union of the children's intervals
@@ -177,28 +181,42 @@ struct task_forest {
     clock_alignment alignment;
     std::vector<std::string> strings;  ///< call names and peers; strings[0] is ""
     std::vector<task_node> nodes;      ///< per task (tasks order), depth-first
+    std::vector<task_side> sides;      ///< the nodes' sides, each stored once (in no particular order)
     std::vector<std::uint32_t> children;  ///< see task_node::children_begin
     std::vector<task_tree> tasks;       ///< by begin time, then trace id
     task_counts counts;
 
     const std::string& text(std::uint32_t id) const noexcept { return strings[id < strings.size() ? id : 0]; }
+    /// sides[i]; for no_task_side (or any index past the end) a side that is
+    /// not present().
+    const task_side& side(std::uint32_t i) const noexcept {
+        static const task_side none;
+        return i < sides.size() ? sides[i] : none;
+    }
+    /// A call's client side (not present() when it has none).
+    const task_side& client_side(const task_node& n) const noexcept { return side(n.client); }
+    /// A call's server side (not present() when it has none).
+    const task_side& server_side(const task_node& n) const noexcept { return side(n.server); }
     /// A call's name: its server side's (the handler's own name for it) when
     /// it has one and it is not empty, else its client side's.
     const std::string& name_of(const task_node& n) const noexcept {
-        if (n.server.present() && n.server.name != 0) return text(n.server.name);
-        return text(n.client.name);
+        const task_side& server = server_side(n);
+        if (server.present() && server.name != 0) return text(server.name);
+        return text(client_side(n).name);
     }
     /// Where a call ran: the label of its server side's input; for an
     /// opaque call, "[peer]" ("[not profiled]" when the client named none).
     std::string process_of(const task_node& n) const {
-        if (n.server.present()) return inputs[n.server.input].label;
-        const std::string& peer = text(n.client.peer);
+        const task_side& server = server_side(n);
+        if (server.present()) return inputs[server.input].label;
+        const std::string& peer = text(client_side(n).peer);
         return "[" + (peer.empty() ? std::string("not profiled") : peer) + "]";
     }
     /// Who made the call: the label of its client side's input, "" when it
     /// has none (a root, an unlinked or inferred request).
     std::string caller_of(const task_node& n) const {
-        return n.client.present() ? inputs[n.client.input].label : std::string();
+        const task_side& client = client_side(n);
+        return client.present() ? inputs[client.input].label : std::string();
     }
     /// The children of node `i`, by begin time.
     const std::uint32_t* children_of(const task_node& n) const noexcept { return children.data() + n.children_begin; }
