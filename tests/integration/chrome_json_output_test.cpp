@@ -93,6 +93,27 @@ TEST(ChromeJsonOutput, ZonesAreCompleteEventsWithTheirTimesAndThreads) {
     }
 }
 
+// Each drop is a gap marker on its thread's track, where the events were
+// lost: after the end of the last event before it.
+TEST(ChromeJsonOutput, DroppedEventsMarkAGapOnTheirThreadsTrack) {
+    static const loupe::site work{"work", "t.cpp", "f", 1, loupe::site_kind::zone};
+    const loupe::trace t = loupe_test::crafted_trace({{loupe::record_kind::zone, &work, 2000, 3000},
+                                                      {loupe::record_kind::dropped, nullptr, 0, 0, 0, 17},
+                                                      {loupe::record_kind::zone, &work, 5000, 6000},
+                                                      {loupe::record_kind::dropped, nullptr, 0, 0, 0, 1}});
+    const js::value doc = parse_or_fail(loupe::viewer::to_chrome_json(t));
+    EXPECT_EQ(doc["otherData"]["dropped_events"].n, 18);
+    std::vector<std::tuple<std::string, std::uint64_t, double, double>> gaps;  // name, ts, tid, dropped
+    double zone_tid = -1;
+    for (const js::value& e : doc["traceEvents"].items) {
+        if (e["ph"].s == "X") zone_tid = e["tid"].n;
+        if (e["ph"].s == "i") gaps.emplace_back(e["name"].s, ns_of(e["ts"]), e["tid"].n, e["args"]["dropped"].n);
+    }
+    ASSERT_EQ(gaps.size(), 2u);
+    EXPECT_EQ(gaps[0], std::make_tuple(std::string("17 events dropped"), std::uint64_t{3000}, zone_tid, 17.0));
+    EXPECT_EQ(gaps[1], std::make_tuple(std::string("1 event dropped"), std::uint64_t{6000}, zone_tid, 1.0));
+}
+
 TEST(ChromeJsonOutput, AnyNameGivesValidJson) {
     static const loupe::site hostile{"q\"uote\\back\nline\x01 ctl \xff bad \xc3\xa9 ok", "t.cpp", "f", 1,
                                      loupe::site_kind::zone};

@@ -153,6 +153,28 @@ TEST(PerfettoOutput, DroppedEventsShowOnTheProcessTrack) {
     EXPECT_EQ(m.process_instant_counts.at("loupe: events dropped"), 17u);
 }
 
+// Each drop is also a gap marker on its thread's track, where the events
+// were lost: after the end of the last event before it.
+TEST(PerfettoOutput, DroppedEventsMarkAGapOnTheirThreadsTrack) {
+    static const loupe::site work{"work", "t.cpp", "f", 1, loupe::site_kind::zone};
+    const loupe::trace t = loupe_test::crafted_trace({{loupe::record_kind::zone, &work, 2000, 3000},
+                                                      {loupe::record_kind::dropped, nullptr, 0, 0, 0, 17},
+                                                      {loupe::record_kind::zone, &work, 5000, 6000},
+                                                      {loupe::record_kind::dropped, nullptr, 0, 0, 0, 1}});
+    const pf::model m = pf::replay(loupe::viewer::to_perfetto(t));
+    ASSERT_TRUE(m.ok) << m.error;
+    ASSERT_EQ(m.threads.size(), 1u);
+    const pf::thread_track& thread = m.threads.begin()->second;
+    ASSERT_EQ(thread.instants.size(), 2u);
+    EXPECT_EQ(thread.instants[0].name, "17 events dropped");
+    EXPECT_EQ(thread.instants[0].time, 3000u);
+    EXPECT_EQ(thread.instants[0].args.at("dropped"), "17");
+    EXPECT_EQ(thread.instants[1].name, "1 event dropped");
+    EXPECT_EQ(thread.instants[1].time, 6000u);
+    EXPECT_EQ(thread.slices.size(), 2u);
+    EXPECT_EQ(m.process_instant_counts.at("loupe: events dropped"), 18u);
+}
+
 
 TEST(PerfettoOutput, ProtocDecodesItAgainstPerfettosSchema) {
 #ifndef LOUPE_PROTOC

@@ -40,6 +40,8 @@
 //   ui.perfetto.dev draw the arrow between the zones around the points (a
 //   point outside any zone has no arrow there; the Perfetto output links the
 //   points themselves);
+// - events lost to full rings: an instant "N events dropped" on the
+//   thread's track where they were lost, "args": {"dropped": N};
 // - "otherData" holds the session name, its wall-clock start
 //   (wall_anchor_ns, ns since 1970, at timestamp start_ns/1000 µs) and the
 //   number of events lost to full rings.
@@ -142,6 +144,7 @@ public:
             if (step.kind != loupe::detail::timeline_step::end) write_event(events[step.event], step);
         });
         write_flows(flows_->of(thread.id));
+        write_gaps(drops_.of(thread.id));
     }
 
     void finish() {
@@ -171,7 +174,20 @@ private:
         }
     }
 
+    // The thread's drops: each an instant "N events dropped" where the
+    // events were lost (trace_drop::after_ns), the count in "args".
+    void write_gaps(const std::vector<std::uint32_t>& drops) {
+        for (const std::uint32_t index : drops) {
+            const trace_drop& d = t_.drops[index];
+            *out_ += ",\n{\"ph\":\"i\",\"s\":\"t\",\"name\":\"" + loupe::detail::drop_marker_name(d.count) +
+                     "\",\"pid\":" + pid_ + ",\"tid\":" + tid_ + ",\"ts\":";
+            append_microseconds(*out_, at(d.after_ns));
+            *out_ += ",\"args\":{\"dropped\":" + std::to_string(d.count) + "}}";
+        }
+    }
+
     void prepare() {
+        drops_ = loupe::detail::thread_drops(t_);
         // Names are quoted once per site, not once per event.
         quoted_sites_.clear();
         quoted_sites_.reserve(t_.sites.size() + io::op_count);
@@ -358,6 +374,7 @@ private:
     std::string pid_;
     std::string tid_;
     const loupe::detail::thread_flows* flows_ = nullptr;  // of the trace (begin)
+    loupe::detail::thread_drops drops_;                    // of the trace (prepare)
 };
 
 }  // namespace detail

@@ -45,8 +45,10 @@
 //   a zone that begins or ends at the point's time): the viewer draws the
 //   arrows from the earliest point of an id to the next; a flow id written
 //   by another process's trace joins the two when they are opened together;
-// - events lost to full rings as one instant "loupe: events dropped" on the
-//   process track at the session's end, with the count as an annotation;
+// - events lost to full rings: on the thread's track, an instant "N events
+//   dropped" where they were lost (trace_drop::after_ns), the count as an
+//   annotation "dropped"; and the session's total as one instant "loupe:
+//   events dropped" on the process track at its end (annotation "count");
 // - a clock snapshot tying the timeline to wall-clock time (REALTIME), so
 //   traces of several processes line up.
 // Event names, annotation names and annotation values (but request ids,
@@ -250,6 +252,7 @@ private:
             if (m.available && m.id < max_metrics) metric_names_[m.id] = m.name;
         }
         param_labels_ = loupe::detail::param_labels(t_);
+        drops_ = loupe::detail::thread_drops(t_);
         thread_names_.clear();
         thread_name_tids_.clear();
         for (const trace_thread& th : t_.threads) {
@@ -380,9 +383,11 @@ private:
         thread_uuid_ = track_uuid(pid_, thread_track, thread.id);
         thread_id_ = thread.id;
         const std::vector<std::uint32_t>& flows = flows_->of(thread.id);
+        const std::vector<std::uint32_t>& drops = drops_.of(thread.id);
         last_time_ = UINT64_MAX;
         for (const loupe::detail::timeline_event& e : *events_) last_time_ = std::min(last_time_, e.begin_ns);
         if (!flows.empty()) last_time_ = std::min(last_time_, t_.flows[flows.front()].time_ns);  // by time
+        if (!drops.empty()) last_time_ = std::min(last_time_, t_.drops[drops.front()].after_ns);  // likewise
         if (last_time_ == UINT64_MAX) last_time_ = t_.session.start_ns;
         last_time_ = at(last_time_);
         reset_interning();
@@ -429,21 +434,44 @@ private:
         // The flow points (by time) merged with the events: a point goes
         // after the begins at its time and before the ends, instants and
         // counters at its time (it was recorded inside the zones open then).
-        std::size_t next_flow = 0;
-        const auto flows_before = [&](std::uint64_t time, bool at_time_too) {
+        // The gap markers of the thread's drops likewise, at the end of the
+        // last event before each (after the ends at that time).
+        std::size_t next_flow = 0, next_drop = 0;
+        const auto points_before = [&](std::uint64_t time, bool at_time_too) {
             for (; next_flow < flows.size(); ++next_flow) {
                 const std::uint64_t at = t_.flows[flows[next_flow]].time_ns;
                 if (at > time || (at == time && !at_time_too)) break;
                 write_flow(flows[next_flow]);
             }
+            for (; next_drop < drops.size(); ++next_drop) {
+                const std::uint64_t at = t_.drops[drops[next_drop]].after_ns;
+                if (at > time || (at == time && !at_time_too)) break;
+                write_gap(t_.drops[drops[next_drop]]);
+            }
         };
         loupe::detail::replay_thread(*events_, begins_, [&](const loupe::detail::timeline_step& step) {
-            if (LOUPE_UNLIKELY(next_flow < flows.size())) {
-                flows_before(step.time_ns, step.kind != loupe::detail::timeline_step::begin);
+            if (LOUPE_UNLIKELY(next_flow < flows.size() || next_drop < drops.size())) {
+                points_before(step.time_ns, step.kind != loupe::detail::timeline_step::begin);
             }
             write_step(step);
         });
-        flows_before(UINT64_MAX, true);
+        points_before(UINT64_MAX, true);
+    }
+
+    // A drop of the thread being written: an instant "N events dropped" on
+    // its track where the events were lost, the count as an annotation.
+    void write_gap(const trace_drop& d) {
+        const std::size_t packet = open_packet(sequence_);
+        append_time(d.after_ns);
+        const std::size_t event = pb::open(out_, field::track_event);
+        pb::append_uint(out_, field::event_type, instant_event);
+        pb::append_bytes(out_, field::event_name, loupe::detail::drop_marker_name(d.count));
+        const std::size_t annotation = pb::open(out_, field::event_annotations);
+        pb::append_bytes(out_, field::annotation_name, "dropped");
+        pb::append_uint(out_, field::annotation_uint_value, d.count);
+        pb::close(out_, annotation);
+        pb::close(out_, event);
+        close_packet(packet);
     }
 
     // A packet's timestamp: the delta on the sequence's incremental clock; a
@@ -768,6 +796,7 @@ private:
     const loupe::detail::thread_contexts* contexts_ = nullptr;  // of the thread being written
     const loupe::detail::thread_zone_metrics* metrics_ = nullptr;  // of the thread being written
     const loupe::detail::thread_flows* flows_ = nullptr;           // of the trace (begin)
+    loupe::detail::thread_drops drops_;                             // of the trace (prepare)
     bool thread_has_metrics_ = false;                              // !metrics_->empty()
     bool thread_has_calls_ = false;                                // metrics_->has_calls()
     bool thread_has_args_ = false;                                 // metrics_->has_args()

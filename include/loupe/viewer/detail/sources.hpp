@@ -140,6 +140,26 @@ private:
     std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> by_thread_;
 };
 
+/// Each thread's DROPPED records (indexes into trace::drops, by
+/// trace_drop::after_ns): where the viewers mark a gap on the thread's
+/// track. Drops of no thread (id 0) have no track: the viewers count them
+/// with the process.
+class thread_drops {
+public:
+    thread_drops() = default;
+    explicit thread_drops(const trace& t)
+        : by_thread_(indexes_by_thread(t.drops, [](const trace_drop& d) { return d.after_ns; })) {}
+    const std::vector<std::uint32_t>& of(std::uint64_t thread_id) const { return group_of(by_thread_, thread_id); }
+
+private:
+    std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> by_thread_;
+};
+
+/// The name of a gap marker: "1 event dropped", "N events dropped".
+inline std::string drop_marker_name(std::uint64_t count) {
+    return std::to_string(count) + (count == 1 ? " event dropped" : " events dropped");
+}
+
 /// Each thread's flow points (indexes into trace::flows, by time) and, when
 /// asked for (a writer's `needs_flow_starts`: an O(n log n) sort of all
 /// points), which points start a flow (format/flow_order.hpp). Built once per
