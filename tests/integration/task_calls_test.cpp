@@ -144,6 +144,28 @@ TEST(TaskContext, IsWrittenToTheTraceWithTheContext) {
     EXPECT_EQ(c->tracestate, "vendor=abc");
 }
 
+// A task with no context field set is still written, and its end is too:
+// a zone after the scope belongs to no task.
+TEST(TaskContext, IsWrittenWithoutAnyFieldAndEndsWithItsScope) {
+    const tasks::task_context a = tasks::new_task();
+    const loupe::trace t = record("task_alone", {}, [&] {
+        {
+            tasks::task_scope scope(a);
+            LOUPE_ZONE("in task");
+        }
+        LOUPE_ZONE("after");
+    });
+    std::map<std::string, const loupe::trace_context*> context_of;
+    for (const loupe::trace_event& e : t.events) context_of[std::string(t.find_site(e.site_id)->name)] = t.context_of(e);
+    ASSERT_EQ(context_of.count("in task"), 1u);
+    ASSERT_NE(context_of["in task"], nullptr);
+    ASSERT_TRUE(context_of["in task"]->has_task());
+    EXPECT_EQ(context_of["in task"]->trace_low, a.trace.low);
+    EXPECT_EQ(context_of["in task"]->span_id, a.span);
+    ASSERT_EQ(context_of.count("after"), 1u);
+    EXPECT_TRUE(context_of["after"] == nullptr || !context_of["after"]->has_task());
+}
+
 TEST(TaskContext, TracesWithTasksConvertToTheViewers) {
     const std::string path = loupe_test::temp_trace_path("task_viewers");
     {

@@ -175,7 +175,9 @@ inline std::uint64_t runtime_refresh_sessions(thread_state& ts, site_kind kind) 
     for (const std::uint64_t sessions : by_kind) recording |= sessions;
     if (recording == 0) return wanted;
     const context_state& c = t_context;
-    const bool has_context = c.length[0] | c.length[1] | c.length[2] | c.length[3] | c.length[4] | c.length[5];
+    // A task alone (no field set) is a context too: its records carry it.
+    const bool has_context =
+        (c.length[0] | c.length[1] | c.length[2] | c.length[3] | c.length[4] | c.length[5]) != 0 || c.task.valid();
     const std::uint64_t lacking = sessions_lacking_context(ts, epoch, recording, has_context);
     if (lacking == 0) return wanted;
 
