@@ -4,13 +4,15 @@
 // test's own protobuf reader and, where CMake found it, with protoc against
 // the official schema (tests/data/otlp/); batches under their limit and
 // valid alone; crafted traces for the value types, drops, an empty trace
-// and odd in-memory traces.
+// and odd in-memory traces; threads serving W3C tasks (their trace ids,
+// parents, tracestate and flags) and the ids of spans outside any task.
 #include <gtest/gtest.h>
 
 #include <loupe/io.hpp>
 #include <loupe/loupe.hpp>
 #include <loupe/params.hpp>
 #include <loupe/session.hpp>
+#include <loupe/tasks.hpp>
 #include <loupe/format/encoder.hpp>
 #include <loupe/format/reader.hpp>
 #include <loupe/viewer/otlp.hpp>
@@ -23,6 +25,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 #include <thread>
@@ -131,6 +134,48 @@ const ot::span* find_span(const std::vector<ot::span>& spans, const std::string&
         if (s.name == name) return &s;
     }
     return nullptr;
+}
+
+// A trace id (wide) or span id as OTLP's bytes: big-endian.
+std::string id_bytes(std::uint64_t high, std::uint64_t low, bool wide) {
+    std::string out;
+    for (int i = wide ? 15 : 7; i >= 0; --i) out.push_back(static_cast<char>((i >= 8 ? high : low) >> (8 * (i % 8))));
+    return out;
+}
+std::string id_bytes(const loupe::tasks::trace_id& t) { return id_bytes(t.high, t.low, true); }
+std::string id_bytes(std::uint64_t span) { return id_bytes(0, span, false); }
+
+// Span.trace_state and Span.flags, which the test's reader leaves out.
+struct span_extras {
+    std::string trace_state;
+    bool has_flags = false;
+    std::uint64_t flags = 0;
+};
+
+// Each span's extras, by span id.
+std::map<std::string, span_extras> extras_of(const std::string& request) {
+    std::map<std::string, span_extras> out;
+    for (const ot::wire_field& rs : ot::parse_message(request)) {
+        for (const ot::wire_field& ss : ot::parse_message(rs.bytes)) {
+            if (ss.id != 2) continue;  // ResourceSpans.scope_spans
+            for (const ot::wire_field& sp : ot::parse_message(ss.bytes)) {
+                if (sp.id != 2) continue;  // ScopeSpans.spans
+                std::string id;
+                span_extras e;
+                for (const ot::wire_field& f : ot::parse_message(sp.bytes)) {
+                    if (f.id == 2) id = std::string(f.bytes);
+                    if (f.id == 3) e.trace_state = std::string(f.bytes);
+                    if (f.id == 16) {
+                        EXPECT_EQ(f.wire, 5u) << "flags is a fixed32";
+                        e.has_flags = true;
+                        e.flags = f.number;
+                    }
+                }
+                out[id] = e;
+            }
+        }
+    }
+    return out;
 }
 
 const loupe::trace_thread* thread_named(const loupe::trace& t, const std::string& name) {
@@ -337,6 +382,8 @@ TEST(Otlp, ResourceAndScopeDescribeTheProcess) {
     EXPECT_EQ(text_of(rs.resource, "service.name"), t.session.program);
     EXPECT_EQ(text_of(rs.resource, "process.executable.name"), t.session.program);
     EXPECT_EQ(rs.resource.at("process.pid").integer_value, ::getpid());
+    ASSERT_FALSE(t.session.host.empty());
+    EXPECT_EQ(text_of(rs.resource, "host.name"), t.session.host);
     EXPECT_EQ(text_of(rs.resource, "loupe.session.name"), "otlp-shop");
     EXPECT_EQ(rs.scope_name, "loupe");
     EXPECT_EQ(rs.scope_version, LOUPE_VERSION_STRING);
@@ -583,6 +630,250 @@ TEST(Otlp, IdsDifferBetweenRecordingsAndRepeatForOneFile) {
     EXPECT_NE(first.trace_id, elsewhere.trace_id);
 }
 
+namespace tasks = loupe::tasks;
+
+struct task_recording {
+    loupe::trace trace;
+    tasks::trace_id a_trace{0x4bf92f3577b34da6ull, 0xa3ce929d0e0e4736ull};  // the caller's traceparent
+    std::uint64_t handler_span = 0;  // the span the request's handler runs as (task A)
+    tasks::task_context b, c;
+    std::uint64_t flow = 0;
+};
+
+// Thread "server": zone "before" outside any task; an incoming request
+// (task A: traceparent, tracestate congo=t61rcWkgMzE) whose zone "handler"
+// holds a flow point, zone "query" with a write in it, task B's zones
+// "other-task" and "other-inner" (B's scope nested in the handler), then
+// "after-other" back in A; zone "outer" outside any task with task C's
+// zone "in-c" (instant "c-mark") inside; instant "c-alone" in C outside
+// zones. Thread "worker", adopting the handler's context: zone "worker"
+// ending the flow.
+const task_recording& task_trace() {
+    static const task_recording r = [] {
+        task_recording out;
+        out.b = tasks::new_task();
+        out.c = tasks::new_task(tasks::trace_flags::sampled);
+        EXPECT_TRUE(out.c.state.assign("rojo=00f067aa0ba902b7"));
+        const std::string path = loupe_test::temp_trace_path("otlp_tasks");
+        const std::string data_path = path + ".dat";
+        loupe::session_config cfg;
+        cfg.name = "otlp-tasks";
+        cfg.sinks = {std::make_shared<loupe::sinks::file_sink>(path)};
+        auto session = loupe::start_session(cfg);
+        out.flow = loupe::new_flow_id();
+        loupe::context handler_context;
+        std::thread server([&] {
+            LOUPE_THREAD_NAME("server");
+            // A field for the whole thread: a change of its task is written
+            // to the trace only while its context has a field.
+            loupe::field_scope user(loupe::context_field::user, "ann");
+            { LOUPE_ZONE("before"); }
+            {
+                const std::map<std::string, std::string> headers = {
+                    {"traceparent", "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"},
+                    {"tracestate", "congo=t61rcWkgMzE"}};
+                tasks::incoming_request request(headers, "GET /stock");
+                out.handler_span = request.context().span;
+                handler_context = loupe::capture_context();
+                LOUPE_ZONE("handler");
+                LOUPE_FLOW("queued", out.flow);
+                {
+                    LOUPE_ZONE("query");
+                    const int fd = loupe::io::open(data_path.c_str(), O_CREAT | O_WRONLY | O_TRUNC, 0644);
+                    EXPECT_GE(fd, 0);
+                    EXPECT_EQ(loupe::io::write(fd, "row", 3), 3);
+                    loupe::io::close(fd);
+                }
+                {
+                    tasks::task_scope other(out.b);
+                    LOUPE_ZONE("other-task");
+                    LOUPE_ZONE("other-inner");
+                }
+                LOUPE_ZONE("after-other");
+            }
+            {
+                LOUPE_ZONE("outer");
+                tasks::task_scope c(out.c);
+                LOUPE_ZONE("in-c");
+                LOUPE_INSTANT("c-mark");
+            }
+            {
+                tasks::task_scope c(out.c);
+                LOUPE_INSTANT("c-alone");
+            }
+        });
+        server.join();
+        std::thread worker([&] {
+            LOUPE_THREAD_NAME("worker");
+            loupe::context_scope adopt(handler_context);
+            LOUPE_ZONE("worker");
+            LOUPE_FLOW_END("answered", out.flow);
+        });
+        worker.join();
+        session.stop();
+        out.trace = loupe::read_trace_file(path);
+        std::remove(path.c_str());
+        std::remove(data_path.c_str());
+        return out;
+    }();
+    return r;
+}
+
+// Spans under a task are in its W3C trace: the outermost one on a thread is
+// a child of the task's span, the ones inside it of their zone; a zone
+// outside any task has a trace of its own; two tasks on one thread never
+// mix; the tracestate and the flags come with the task.
+TEST(Otlp, SpansOfATaskAreInItsTraceUnderItsSpan) {
+    const task_recording& r = task_trace();
+    const loupe::trace& t = r.trace;
+    const std::string bytes = loupe::viewer::to_otlp(t);
+    const std::vector<ot::span> spans = all_spans(bytes);
+    const std::map<std::string, span_extras> extras = extras_of(bytes);
+    ASSERT_EQ(spans.size(), 13u) << "9 zones, open, write, close and the instant c-alone";
+    ASSERT_NE(r.handler_span, 0u);
+    ASSERT_NE(r.handler_span, 0x00f067aa0ba902b7ull) << "the handler runs as a span of its own";
+    // The trace says the same of the handler: its REQUEST_IN names that span.
+    bool request_in = false;
+    for (const loupe::trace_task_point& p : t.task_points) {
+        if (p.kind != loupe::task_point_kind::request_in) continue;
+        request_in = true;
+        EXPECT_EQ(p.span_id, r.handler_span);
+        EXPECT_EQ(p.call_id, 0x00f067aa0ba902b7ull);
+    }
+    EXPECT_TRUE(request_in);
+
+    const auto span = [&](const std::string& name) -> const ot::span& {
+        const ot::span* s = find_span(spans, name);
+        EXPECT_NE(s, nullptr) << name;
+        static const ot::span missing;
+        return s ? *s : missing;
+    };
+    const auto extra = [&](const ot::span& s) {
+        auto it = extras.find(s.span_id);
+        return it == extras.end() ? span_extras{} : it->second;
+    };
+    const std::string a = id_bytes(r.a_trace), b = id_bytes(r.b.trace), c = id_bytes(r.c.trace);
+    const std::string handler_span = id_bytes(r.handler_span);
+    struct expected {
+        const char* name;
+        std::string trace;   // empty: a trace of its own
+        std::string parent;  // the span id, or a span's name in `parent_name`
+        const char* parent_name;
+        const char* trace_state;
+        bool sampled;
+    };
+    const std::vector<expected> table = {
+        {"before", "", "", nullptr, "", false},
+        {"handler", a, handler_span, nullptr, "congo=t61rcWkgMzE", true},
+        {"query", a, "", "handler", "congo=t61rcWkgMzE", true},
+        {"open", a, "", "query", "congo=t61rcWkgMzE", true},
+        {"write", a, "", "query", "congo=t61rcWkgMzE", true},
+        {"close", a, "", "query", "congo=t61rcWkgMzE", true},
+        {"other-task", b, id_bytes(r.b.span), nullptr, "", false},
+        {"other-inner", b, "", "other-task", "", false},
+        {"after-other", a, "", "handler", "congo=t61rcWkgMzE", true},
+        {"outer", "", "", nullptr, "", false},
+        {"in-c", c, id_bytes(r.c.span), nullptr, "rojo=00f067aa0ba902b7", true},
+        {"c-alone", c, id_bytes(r.c.span), nullptr, "rojo=00f067aa0ba902b7", true},
+        {"worker", a, handler_span, nullptr, "congo=t61rcWkgMzE", true},
+    };
+    for (const expected& e : table) {
+        SCOPED_TRACE(e.name);
+        const ot::span& s = span(e.name);
+        if (e.trace.empty()) {
+            EXPECT_TRUE(s.parent_span_id.empty()) << "a root span";
+            EXPECT_NE(s.trace_id, a);
+            EXPECT_NE(s.trace_id, b);
+            EXPECT_NE(s.trace_id, c);
+        } else {
+            EXPECT_EQ(s.trace_id, e.trace);
+        }
+        EXPECT_EQ(s.parent_span_id, e.parent_name ? span(e.parent_name).span_id : e.parent);
+        EXPECT_EQ(extra(s).trace_state, e.trace_state);
+        EXPECT_EQ(extra(s).has_flags, e.sampled) << "flags when not 0";
+        if (e.sampled) {
+            EXPECT_EQ(extra(s).flags, 1u) << "W3C sampled";
+        }
+    }
+    EXPECT_NE(span("before").trace_id, span("outer").trace_id) << "one trace per outermost zone outside tasks";
+    // "c-mark" is an event of "in-c"; the worker's zone links to the
+    // handler, in the handler's trace.
+    ASSERT_EQ(span("in-c").events.size(), 1u);
+    EXPECT_EQ(span("in-c").events[0].name, "c-mark");
+    ASSERT_EQ(span("worker").links.size(), 1u);
+    EXPECT_EQ(span("worker").links[0].span_id, span("handler").span_id);
+    EXPECT_EQ(span("worker").links[0].trace_id, a);
+    // Span ids stay loupe's own: unique, none the task's.
+    std::set<std::string> ids;
+    for (const ot::span& s : spans) {
+        EXPECT_TRUE(ids.insert(s.span_id).second) << s.name;
+        EXPECT_NE(s.span_id, handler_span);
+    }
+    EXPECT_EQ(bytes, loupe::viewer::to_otlp(t)) << "converting twice gives the same bytes";
+}
+
+// Outside tasks the ids are as they always were: span i of the thread at
+// index k is mix(seed ^ counter(k, i)) and the root's counter numbers its
+// trace; a context whose task has a zero span id is no task.
+TEST(Otlp, SpansWithoutATaskKeepTheirIds) {
+    static constexpr loupe::site outer{"outer", "f.cpp", "f", 1, loupe::site_kind::zone};
+    static constexpr loupe::site inner{"inner", "f.cpp", "f", 2, loupe::site_kind::zone};
+    static constexpr loupe::site mark{"mark", "f.cpp", "f", 3, loupe::site_kind::instant};
+    // In file order: inner (ends first), outer, the instant after them.
+    loupe::trace t = loupe_test::crafted_trace({{loupe::record_kind::zone, &inner, 2200, 2400},
+                                                {loupe::record_kind::zone, &outer, 2000, 2500},
+                                                {loupe::record_kind::instant, &mark, 3000, 3000}});
+    ASSERT_EQ(t.events.size(), 3u);
+    const loupe::detail::otlp::id_source ids(t.session);
+    using loupe::detail::otlp::id_source;
+    const auto span_id = [&](std::uint32_t event) { return id_bytes(ids.span(id_source::counter(0, event))); };
+    const auto trace_id = [&](std::uint32_t event) {
+        const loupe::detail::otlp::trace_id id = ids.trace(id_source::counter(0, event));
+        return id_bytes(id.high, id.low, true);
+    };
+    const std::string plain = loupe::viewer::to_otlp(t);
+    const std::vector<ot::span> spans = all_spans(plain);
+    ASSERT_EQ(spans.size(), 3u);
+    const ot::span* o = find_span(spans, "outer");
+    const ot::span* i = find_span(spans, "inner");
+    const ot::span* m = find_span(spans, "mark");
+    ASSERT_TRUE(o && i && m);
+    EXPECT_EQ(o->span_id, span_id(1));
+    EXPECT_EQ(o->trace_id, trace_id(1));
+    EXPECT_TRUE(o->parent_span_id.empty());
+    EXPECT_EQ(i->span_id, span_id(0));
+    EXPECT_EQ(i->trace_id, trace_id(1));
+    EXPECT_EQ(i->parent_span_id, span_id(1));
+    EXPECT_EQ(m->span_id, span_id(2));
+    EXPECT_EQ(m->trace_id, trace_id(2));
+    for (const auto& e : extras_of(plain)) {
+        EXPECT_TRUE(e.second.trace_state.empty());
+        EXPECT_FALSE(e.second.has_flags);
+    }
+
+    // A context with a trace id but no span is not a valid task: nothing
+    // changes. With both ids, the zones move to the task's trace.
+    loupe::trace_context ctx;
+    ctx.thread_id = t.events[0].thread_id;
+    ctx.time_ns = 1000;
+    ctx.trace_high = 7;
+    ctx.trace_low = 9;
+    ctx.tracestate = "k=v";
+    t.contexts.push_back(ctx);
+    for (loupe::trace_event& e : t.events) e.context = 0;
+    EXPECT_EQ(loupe::viewer::to_otlp(t), plain);
+    t.contexts[0].span_id = 11;
+    const std::vector<ot::span> in_task = all_spans(loupe::viewer::to_otlp(t));
+    ASSERT_EQ(in_task.size(), 3u);
+    for (const ot::span& s : in_task) {
+        SCOPED_TRACE(s.name);
+        EXPECT_EQ(s.trace_id, id_bytes(7, 9, true));
+        EXPECT_EQ(s.span_id, s.name == "outer" ? span_id(1) : s.name == "inner" ? span_id(0) : span_id(2))
+            << "span ids do not change";
+        EXPECT_EQ(s.parent_span_id, s.name == "inner" ? span_id(1) : id_bytes(11));
+    }
+}
+
 #ifdef LOUPE_PROTOC
 // protoc's text form of an ExportTraceServiceRequest, or "" with protoc's
 // output in `error`.
@@ -635,6 +926,16 @@ TEST(Otlp, ProtocDecodesEveryBatchAndTheFile) {
     EXPECT_NE(text.find("links {"), std::string::npos);
     EXPECT_NE(text.find("events {\n        time_unix_nano:"), std::string::npos);
     EXPECT_NE(text.find("key: \"service.name\""), std::string::npos);
+}
+
+// The schema reads a task's tracestate and flags where loupe puts them.
+TEST(Otlp, ProtocReadsTheTraceStateAndFlagsOfTasks) {
+    std::string error;
+    const std::string text = protoc_decode_otlp(loupe::viewer::to_otlp(task_trace().trace), "otlp_tasks", error);
+    ASSERT_FALSE(text.empty()) << error;
+    EXPECT_EQ(loupe_test::occurrences(text, "trace_state: \"congo=t61rcWkgMzE\""), 7u) << text;
+    EXPECT_EQ(loupe_test::occurrences(text, "trace_state: \"rojo=00f067aa0ba902b7\""), 2u);
+    EXPECT_EQ(loupe_test::occurrences(text, "\n      flags: 1\n"), 9u);
 }
 #endif
 

@@ -10,11 +10,14 @@
 //   loupe::viewer::write_otlp_file(t, "out.pb");
 //
 // The mapping (docs/otlp.md): a zone, method call or I/O operation is a
-// span whose parent is the zone around it on its thread, one trace per
-// outermost zone; its site's code location, its thread, its context, its
-// parameter values and its metric deltas are attributes; instants and
-// counters inside a zone are events of its span, flows are links; the
-// process is the resource, loupe the instrumentation scope.
+// span whose parent is the zone around it on its thread. A span begun while
+// its thread serves a task (tasks::task_scope, incoming_request) is in the
+// task's W3C trace, with the task's tracestate and flags, and the outermost
+// such span on the thread is a child of the task's span; outside tasks, one
+// trace per outermost zone. Its site's code location, its thread, its
+// context, its parameter values and its metric deltas are attributes;
+// instants and counters inside a zone are events of its span, flows are
+// links; the process is the resource, loupe the instrumentation scope.
 //
 // Cost: O(n log n) in the events of the largest thread; about 150-300
 // bytes of output per span. Memory: the model, plus 24 bytes per event of

@@ -10,8 +10,10 @@
 // never 0: ids are never zero, and distinct counters give distinct ids
 // within a file. Files of different recordings get unrelated seeds, so their
 // ids collide only by chance (2^-64 per pair of spans). A trace id is two
-// such words from two other seeds, numbered by the trace's outermost span.
-// Converting the same file again gives the same ids.
+// such words from two other seeds, numbered by the trace's outermost span;
+// spans of a task take the task's W3C trace id instead (otlp_writer.hpp),
+// their span ids are still these. Converting the same file again gives the
+// same ids.
 //
 // Cost: a few multiplications per id. Thread-safety: pure.
 #pragma once

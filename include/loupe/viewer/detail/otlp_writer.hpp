@@ -3,11 +3,15 @@
 // drives it) that replays each thread's events properly nested
 // (timeline.hpp) and keeps a stack of the open zones. A zone or I/O
 // operation becomes a span when its end is replayed, with the span open
-// around it as its parent; instants and counters become events of the span
-// open around them; a flow point becomes a link from the span open around
-// it to the span around the flow's previous point. That previous point may
-// be on a thread written later: such a span waits, encoded without its
-// links, until finish().
+// around it as its parent. A span whose context at its begin serves a task
+// (the cross-process W3C task, trace_context::trace_high...) is in the
+// task's trace, and its parent is the task's span unless the span open
+// around it is in that trace too; other spans inherit the trace of the span
+// around them, or start one of their own (otlp_ids.hpp). Instants and
+// counters become events of the span open around them; a flow point
+// becomes a link from the span open around it to the span around the
+// flow's previous point. That previous point may be on a thread written
+// later: such a span waits, encoded without its links, until finish().
 //
 // The resource and scope messages are encoded here too (encode_resource,
 // encode_scope); spans go to a batcher (otlp_batches.hpp).
@@ -15,7 +19,9 @@
 // Cost: O(n log n) in the events of the largest thread (the replay's
 // sort); per span a few hundred bytes copied. A site's name and code
 // attributes, a thread's attributes and the latest context's are encoded
-// once and copied. Thread-safety: one writer per conversion.
+// once and copied. When a thread serves a task, the trace's context
+// records are indexed by thread once (4 bytes each, a stable sort) to find
+// each span's task. Thread-safety: one writer per conversion.
 #pragma once
 
 #include <algorithm>
@@ -23,6 +29,7 @@
 #include <limits>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -42,6 +49,12 @@
 #include "loupe/viewer/detail/timeline.hpp"
 
 namespace loupe::detail::otlp {
+
+namespace field {
+// Span fields written for the spans of a task only (Span.trace_state,
+// Span.flags: a fixed32).
+constexpr std::uint32_t trace_state = 3, flags = 16;
+}  // namespace field
 
 /// The context fields' attribute names, in context_field order: the
 /// OpenTelemetry semantic conventions' where one exists.
@@ -70,6 +83,10 @@ inline std::string encode_resource(const trace& t, std::string_view service_name
     if (!program.empty()) {
         append_string_attribute(out, field::resource_attributes, "process.executable.name", program);
         written.push_back("process.executable.name");
+    }
+    if (!t.session.host.empty()) {  // HOST record (format 1.9)
+        append_string_attribute(out, field::resource_attributes, "host.name", t.session.host);
+        written.push_back("host.name");
     }
     if (!t.session.name.empty()) {
         append_string_attribute(out, field::resource_attributes, "loupe.session.name", t.session.name);
@@ -124,6 +141,13 @@ public:
             if (m.available && m.id < max_metrics) metric_keys_[m.id] = "loupe.metric." + m.name;
         }
         param_labels_ = param_labels(t_);
+        // Each thread's contexts in file order, which is how
+        // timeline_event::context numbers them (for_each_thread_events):
+        // only needed when a context serves a task.
+        contexts_of_thread_.clear();
+        if (std::any_of(t_.contexts.begin(), t_.contexts.end(), [](const trace_context& c) { return c.has_task(); })) {
+            contexts_of_thread_ = indexes_by_thread(t_.contexts, [](const trace_context&) { return 0; });
+        }
     }
 
     void thread(const trace_thread& thread, const std::vector<timeline_event>& events,
@@ -138,6 +162,7 @@ public:
         if (!thread.name.empty()) append_string_attribute(thread_bytes_, field::attributes, "thread.name", thread.name);
         context_ = timeline_event::no_context;
         context_bytes_.clear();
+        context_indexes_ = &group_of(contexts_of_thread_, thread.id);
         stack_.clear();
         span_events_.clear();
         span_links_.clear();
@@ -181,6 +206,7 @@ private:
         std::uint64_t span = 0;
         std::uint64_t parent = 0;  // 0: a root span
         trace_id trace;
+        const trace_context* task = nullptr;  // the task whose trace it is in; nullptr: a trace of its own
         std::size_t events_begin = 0;  // its instants and counters: span_events_[events_begin, ...)
         std::size_t links_begin = 0;   // its flow points: span_links_[links_begin, ...)
     };
@@ -229,21 +255,38 @@ private:
         }
     }
 
-    // A span for event `event`, child of the innermost open zone (or the
-    // root of a new trace), collecting nothing yet.
+    // A span for event `event`, collecting nothing yet. In a task (its
+    // context at its begin serves one): in the task's trace, child of the
+    // innermost open zone when that zone is in the same trace, else of the
+    // task's span. Otherwise: child of the innermost open zone, in its trace
+    // (and task), or the root of a new trace.
     frame new_frame(std::uint32_t event) const {
         frame f;
         f.event = event;
         f.span = ids_.span(id_source::counter(thread_index_, event));
-        if (stack_.empty()) {
-            f.trace = ids_.trace(id_source::counter(thread_index_, event));
+        const frame* around = stack_.empty() ? nullptr : &stack_.back();
+        if (const trace_context* task = task_of((*events_)[event].context)) {
+            f.task = task;
+            f.trace = {task->trace_high, task->trace_low};
+            f.parent = around && around->trace == f.trace ? around->span : task->span_id;
+        } else if (around) {
+            f.parent = around->span;
+            f.trace = around->trace;
+            f.task = around->task;
         } else {
-            f.parent = stack_.back().span;
-            f.trace = stack_.back().trace;
+            f.trace = ids_.trace(id_source::counter(thread_index_, event));
         }
         f.events_begin = span_events_.size();
         f.links_begin = span_links_.size();
         return f;
+    }
+
+    // The task context `context` (the thread's numbering) serves, or nullptr
+    // when it serves none (both W3C ids must be non-zero).
+    const trace_context* task_of(std::uint32_t context) const noexcept {
+        if (context >= context_indexes_->size()) return nullptr;  // no_context, or no task in the trace
+        const trace_context& c = t_.contexts[(*context_indexes_)[context]];
+        return c.has_task() && c.span_id != 0 ? &c : nullptr;
     }
 
     void on_flow_point(std::uint32_t index) {
@@ -274,7 +317,9 @@ private:
         span_.clear();
         append_id(span_, field::trace_id, f.trace.high, f.trace.low, true);
         append_id(span_, field::span_id, 0, f.span, false);
+        if (f.task && !f.task->tracestate.empty()) append_text(span_, field::trace_state, f.task->tracestate);
         if (f.parent != 0) append_id(span_, field::parent_span_id, 0, f.parent, false);
+        if (f.task && f.task->trace_flags != 0) append_trace_flags(f.task->trace_flags);
         pb::append_uint(span_, field::kind, span_kind_internal);
         const std::uint64_t begin = e.begin_ns;
         const std::uint64_t end = e.type() == event_type::zone ? std::max(e.end_or_value, begin) : begin;
@@ -313,6 +358,14 @@ private:
         }
         append_links(links, link_count, f.span);
         out_.add(span_.view());
+    }
+
+    // Span.flags: the W3C trace-flags in bits 0-7 (whether the parent is
+    // remote, bits 8-9, unknown).
+    void append_trace_flags(std::uint8_t flags) {
+        pb::append_varint(span_, std::uint64_t{field::flags} << 3 | 5);  // wire type 5: fixed32
+        const char little_endian[4] = {static_cast<char>(flags), 0, 0, 0};
+        span_.append(little_endian, 4);
     }
 
     // The span around the flow point before `index` (or before that, when
@@ -514,6 +567,9 @@ private:
     std::uint64_t max_events_;
     std::uint64_t max_links_;
     const thread_flows* flows_ = nullptr;
+    // By thread id: indexes into trace::contexts in file order; empty when
+    // no context serves a task.
+    std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> contexts_of_thread_;
     std::vector<std::uint32_t> previous_;  // by flow point: its flow's previous point, or none
     std::vector<point> points_;            // by flow point
     std::vector<waiting> waiting_;
@@ -523,6 +579,7 @@ private:
     const thread_contexts* contexts_ = nullptr;
     const thread_zone_metrics* metrics_ = nullptr;
     std::uint64_t thread_index_ = 0;
+    const std::vector<std::uint32_t>* context_indexes_ = nullptr;  // its contexts_of_thread_ group
     std::vector<std::uint32_t> begins_;  // scratch of replay_thread
     std::vector<frame> stack_;           // the open zones, innermost last
     std::vector<std::uint32_t> span_events_;  // instants and counters of the open zones (event indexes)
