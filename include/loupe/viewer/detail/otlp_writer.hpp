@@ -84,7 +84,9 @@ inline std::string encode_resource(const trace& t, std::string_view service_name
         append_string_attribute(out, field::resource_attributes, "process.executable.name", program);
         written.push_back("process.executable.name");
     }
-    if (!t.session.host.empty()) {  // HOST record (format 1.9)
+    // HOST record (format 1.9), unless the caller's attributes name the host.
+    const bool host_given = std::any_of(extra.begin(), extra.end(), [](const auto& kv) { return kv.first == "host.name"; });
+    if (!t.session.host.empty() && !host_given) {
         append_string_attribute(out, field::resource_attributes, "host.name", t.session.host);
         written.push_back("host.name");
     }
