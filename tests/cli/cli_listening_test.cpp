@@ -72,7 +72,7 @@ TEST(CliListening, LoupeControlOneMakesAProgramListenWithoutACodeChange) {
     ASSERT_EQ(r.status, 0) << r.err;
     // The one process's name is the rules' profiled list.
     EXPECT_NE(r.out.find("task rules: profiled \"checkout\"; tag profiled"), std::string::npos) << r.out;
-    const loupe::trace t = loupe::read_trace_file(run + "/listener-" + pid + ".loupe");
+    const loupe::trace t = loupe::read_trace_file(run + "/checkout-" + pid + ".loupe");  // named by its name
     EXPECT_TRUE(t.complete);
     EXPECT_FALSE(zones_of(t).empty());
     // The process wrote it under LOUPE_CONTROL_OUTPUT first.
@@ -194,6 +194,8 @@ TEST(CliListening, RecordTheServingDemoFromAnotherTerminal) {
     EXPECT_NE(r.out.find("task rules: profiled \"frontend\", \"inventory\"; tag profiled"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("recorded 2 of 2 processes"), std::string::npos) << r.out;
     ASSERT_EQ(loupe::read_trace_set_file(run + "/merged.loupe").size(), 2u);
+    EXPECT_TRUE(exists(run + "/frontend-" + std::to_string(front) + ".loupe"));
+    EXPECT_TRUE(exists(run + "/inventory-" + std::to_string(inventory) + ".loupe"));
     EXPECT_GT(std::filesystem::file_size(run + "/merged.pftrace"), 1000u);
     // Only alice's requests, in both processes.
     for (const auto& entry : std::filesystem::directory_iterator(run)) {

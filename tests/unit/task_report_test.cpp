@@ -202,6 +202,8 @@ TEST(TaskReport, UnalignedDomainsAndNoTasksAreSaid) {
                                "times as recorded\n"))
         << text;
     EXPECT_TRUE(contains(text, "no task points recorded")) << text;
+    const std::string one = rep::format_task_report(rep::report_tasks(rep::join_tasks(std::vector<loupe::trace>{a})));
+    EXPECT_TRUE(contains(one, "1 input, 1 clock domain\n")) << one;
     loupe_test::json::value doc;
     ASSERT_EQ(loupe_test::json::parse(rep::task_report_json(none), doc), "");
     EXPECT_EQ(doc["tasks"].items.size(), 0u);

@@ -224,6 +224,20 @@ inline std::string profiled_rules(const std::vector<recorded_process>& procs, co
     return list + (r.has_task_rules ? "\n" + r.task_rules : std::string("; tag profiled"));
 }
 
+// What a collected trace is named after: the process's first name (what its
+// peers call it), else its program ("process" when neither is known), with
+// every byte but letters, digits, '.', '-' and '_' made '_'.
+inline std::string collected_name(const recorded_process& p) {
+    std::string name = !p.names.empty() ? p.names.front() : !p.program.empty() ? p.program : "process";
+    for (char& c : name) {
+        const bool kept = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+                          c == '-' || c == '_';
+        if (!kept) c = '_';
+    }
+    if (name.find_first_not_of('.') == std::string::npos) name = "process";  // "." and ".." name no file
+    return name;
+}
+
 // Sums the session's counts over the processes (for progress lines).
 inline void record_counts(const std::vector<recorded_process>& procs, const std::string& name,
                           unsigned long long& delivered, unsigned long long& dropped) {
@@ -318,8 +332,7 @@ inline int run_record(const record_request& r) {
             events += stopped.u64("delivered");
             dropped += stopped.u64("dropped");
             const std::filesystem::path target =
-                std::filesystem::path(r.dir) / ((p.program.empty() ? std::string("process") : p.program) + "-" +
-                                                std::to_string(p.pid) + ".loupe");
+                std::filesystem::path(r.dir) / (collected_name(p) + "-" + std::to_string(p.pid) + ".loupe");
             if (!std::filesystem::equivalent(p.output, target, ec)) {
                 std::filesystem::copy_file(p.output, target, std::filesystem::copy_options::overwrite_existing, ec);
                 if (ec) throw loupe::error("process " + std::to_string(p.pid) + ": cannot copy " + p.output + " to " +

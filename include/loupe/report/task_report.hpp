@@ -309,7 +309,8 @@ inline std::string format_task_report(const task_report& r) {
     const task_counts& k = f.counts;
     std::string out;
     char line[512];
-    std::snprintf(line, sizeof line, "%zu inputs, %zu clock domains\n", f.inputs.size(), f.alignment.domains.size());
+    std::snprintf(line, sizeof line, "%zu input%s, %zu clock domain%s\n", f.inputs.size(), f.inputs.size() == 1 ? "" : "s",
+                  f.alignment.domains.size(), f.alignment.domains.size() == 1 ? "" : "s");
     out += line;
     out += format_clock_domains(f);
     const auto count = [](std::uint64_t n, const char* one, const char* many) {
