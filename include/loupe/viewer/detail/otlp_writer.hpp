@@ -19,9 +19,7 @@
 // Cost: O(n log n) in the events of the largest thread (the replay's
 // sort); per span a few hundred bytes copied. A site's name and code
 // attributes, a thread's attributes and the latest context's are encoded
-// once and copied. When a thread serves a task, the trace's context
-// records are indexed by thread once (4 bytes each, a stable sort) to find
-// each span's task. Thread-safety: one writer per conversion.
+// once and copied. Thread-safety: one writer per conversion.
 #pragma once
 
 #include <algorithm>
@@ -29,7 +27,6 @@
 #include <limits>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -143,13 +140,6 @@ public:
             if (m.available && m.id < max_metrics) metric_keys_[m.id] = "loupe.metric." + m.name;
         }
         param_labels_ = param_labels(t_);
-        // Each thread's contexts in file order, which is how
-        // timeline_event::context numbers them (for_each_thread_events):
-        // only needed when a context serves a task.
-        contexts_of_thread_.clear();
-        if (std::any_of(t_.contexts.begin(), t_.contexts.end(), [](const trace_context& c) { return c.has_task(); })) {
-            contexts_of_thread_ = indexes_by_thread(t_.contexts, [](const trace_context&) { return 0; });
-        }
     }
 
     void thread(const trace_thread& thread, const std::vector<timeline_event>& events,
@@ -164,7 +154,6 @@ public:
         if (!thread.name.empty()) append_string_attribute(thread_bytes_, field::attributes, "thread.name", thread.name);
         context_ = timeline_event::no_context;
         context_bytes_.clear();
-        context_indexes_ = &group_of(contexts_of_thread_, thread.id);
         stack_.clear();
         span_events_.clear();
         span_links_.clear();
@@ -286,9 +275,9 @@ private:
     // The task context `context` (the thread's numbering) serves, or nullptr
     // when it serves none (both W3C ids must be non-zero).
     const trace_context* task_of(std::uint32_t context) const noexcept {
-        if (context >= context_indexes_->size()) return nullptr;  // no_context, or no task in the trace
-        const trace_context& c = t_.contexts[(*context_indexes_)[context]];
-        return c.has_task() && c.span_id != 0 ? &c : nullptr;
+        if (context >= contexts_->size()) return nullptr;  // no_context
+        const trace_context* c = contexts_->model_context(context);
+        return c != nullptr && c->has_task() && c->span_id != 0 ? c : nullptr;
     }
 
     void on_flow_point(std::uint32_t index) {
@@ -569,9 +558,6 @@ private:
     std::uint64_t max_events_;
     std::uint64_t max_links_;
     const thread_flows* flows_ = nullptr;
-    // By thread id: indexes into trace::contexts in file order; empty when
-    // no context serves a task.
-    std::unordered_map<std::uint64_t, std::vector<std::uint32_t>> contexts_of_thread_;
     std::vector<std::uint32_t> previous_;  // by flow point: its flow's previous point, or none
     std::vector<point> points_;            // by flow point
     std::vector<waiting> waiting_;
@@ -581,7 +567,6 @@ private:
     const thread_contexts* contexts_ = nullptr;
     const thread_zone_metrics* metrics_ = nullptr;
     std::uint64_t thread_index_ = 0;
-    const std::vector<std::uint32_t>* context_indexes_ = nullptr;  // its contexts_of_thread_ group
     std::vector<std::uint32_t> begins_;  // scratch of replay_thread
     std::vector<frame> stack_;           // the open zones, innermost last
     std::vector<std::uint32_t> span_events_;  // instants and counters of the open zones (event indexes)

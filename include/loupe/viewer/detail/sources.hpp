@@ -491,6 +491,12 @@ public:
         return static_cast<std::uint32_t>(hint_);
     }
 
+    /// Context `i` as the trace holds it, task included, for a
+    /// thread_contexts made from a trace; nullptr for one made from bytes.
+    const trace_context* model_context(std::size_t i) const noexcept {
+        return model_ != nullptr ? &model_->contexts[entries_[i].where] : nullptr;
+    }
+
     context_view get(std::size_t i) const {
         context_view v;
         if (model_) {
