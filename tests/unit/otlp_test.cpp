@@ -630,6 +630,41 @@ TEST(Otlp, IdsDifferBetweenRecordingsAndRepeatForOneFile) {
     EXPECT_NE(first.trace_id, elsewhere.trace_id);
 }
 
+// Two conversions of one trace through windows (the live sink's pieces):
+// each writes only its spans, and a span written by the second has the id
+// the first gave its child as parent, in the same trace.
+TEST(Otlp, WindowsWriteTheirSpansWithIdsThatDoNotDependOnTheConversion) {
+    static constexpr loupe::site outer{"outer", "f.cpp", "f", 1, loupe::site_kind::zone};
+    static constexpr loupe::site inner{"inner", "f.cpp", "f", 2, loupe::site_kind::zone};
+    static constexpr loupe::site later{"later", "f.cpp", "f", 3, loupe::site_kind::zone};
+    const loupe::trace t = loupe_test::crafted_trace({{loupe::record_kind::zone, &inner, 2000, 3000},
+                                                      {loupe::record_kind::zone, &outer, 1000, 5000},
+                                                      {loupe::record_kind::zone, &later, 6000, 7000}});
+    const std::uint64_t thread = t.threads.at(0).id;
+    const auto convert = [&](const loupe::viewer::otlp_window& w) {
+        std::string out;
+        loupe::viewer::write_otlp_window(t, [&out](std::string_view b) { out.append(b.data(), b.size()); }, {}, w);
+        return all_spans(out);
+    };
+    loupe::viewer::otlp_window first;
+    first.up_to[thread] = 3000;
+    loupe::viewer::otlp_window second;
+    second.after[thread] = 3000;
+    second.last = true;
+    const std::vector<ot::span> a = convert(first), b = convert(second);
+    ASSERT_EQ(a.size(), 1u);
+    EXPECT_EQ(a[0].name, "inner");
+    ASSERT_EQ(b.size(), 2u);
+    const ot::span* parent = find_span(b, "outer");
+    ASSERT_NE(parent, nullptr);
+    EXPECT_EQ(a[0].parent_span_id, parent->span_id);
+    EXPECT_EQ(a[0].trace_id, parent->trace_id);
+    EXPECT_NE(find_span(b, "later")->trace_id, parent->trace_id) << "an outermost zone is a trace of its own";
+    // A window without an upper bound for a thread writes none of its spans.
+    loupe::viewer::otlp_window none;
+    EXPECT_TRUE(convert(none).empty());
+}
+
 namespace tasks = loupe::tasks;
 
 struct task_recording {

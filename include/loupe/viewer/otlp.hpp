@@ -38,6 +38,7 @@
 #include "loupe/format/reader.hpp"
 #include "loupe/viewer/detail/deflate.hpp"
 #include "loupe/viewer/detail/otlp_batches.hpp"
+#include "loupe/viewer/detail/otlp_window.hpp"
 #include "loupe/viewer/detail/otlp_writer.hpp"
 #include "loupe/viewer/detail/sources.hpp"
 
@@ -75,19 +76,41 @@ struct otlp_result {
     std::uint64_t bytes = 0;    ///< all batches together
 };
 
+/// Which spans one conversion writes when a session is exported piece by
+/// piece while it runs (sinks/otlp_http_sink.hpp): on each thread, those
+/// that ended in a range; see viewer/detail/otlp_window.hpp.
+using otlp_window = loupe::detail::otlp::span_window;
+
+namespace detail {
+inline otlp_result write_otlp_spans(const trace& t, const std::function<void(std::string_view)>& on_batch,
+                                    const otlp_options& options, const otlp_window* window) {
+    const std::string resource =
+        loupe::detail::otlp::encode_resource(t, options.service_name, options.resource_attributes);
+    const std::string scope = loupe::detail::otlp::encode_scope(t);
+    loupe::detail::otlp::batcher batches(resource, scope, options.max_batch_bytes, on_batch);
+    loupe::detail::otlp::span_writer writer(t, batches, options.max_events_per_span, options.max_links_per_span,
+                                            window);
+    loupe::detail::write_viewer(t, writer);
+    batches.finish();
+    return {batches.spans(), batches.batches(), batches.bytes()};
+}
+}  // namespace detail
+
 /// Encodes `t`, calling `on_batch(std::string_view)` with each finished
 /// ExportTraceServiceRequest (valid during the call) in order. Exceptions
 /// from the callback propagate (the conversion stops).
 inline otlp_result write_otlp(const trace& t, const std::function<void(std::string_view)>& on_batch,
                               const otlp_options& options = {}) {
-    const std::string resource =
-        loupe::detail::otlp::encode_resource(t, options.service_name, options.resource_attributes);
-    const std::string scope = loupe::detail::otlp::encode_scope(t);
-    loupe::detail::otlp::batcher batches(resource, scope, options.max_batch_bytes, on_batch);
-    loupe::detail::otlp::span_writer writer(t, batches, options.max_events_per_span, options.max_links_per_span);
-    loupe::detail::write_viewer(t, writer);
-    batches.finish();
-    return {batches.spans(), batches.batches(), batches.bytes()};
+    return detail::write_otlp_spans(t, on_batch, options, nullptr);
+}
+
+/// write_otlp for the spans `window` selects, with ids made from what each
+/// span is (its thread, begin, end, type and site) instead of its place in
+/// `t`: a span written by one conversion and its parent written by another
+/// agree on the parent's id.
+inline otlp_result write_otlp_window(const trace& t, const std::function<void(std::string_view)>& on_batch,
+                                     const otlp_options& options, const otlp_window& window) {
+    return detail::write_otlp_spans(t, on_batch, options, &window);
 }
 
 /// The batches of `t`, concatenated (one request when parsed); `result`,

@@ -41,6 +41,7 @@
 #include "loupe/viewer/detail/otlp_attributes.hpp"
 #include "loupe/viewer/detail/otlp_batches.hpp"
 #include "loupe/viewer/detail/otlp_ids.hpp"
+#include "loupe/viewer/detail/otlp_window.hpp"
 #include "loupe/viewer/detail/protobuf_writer.hpp"
 #include "loupe/viewer/detail/sources.hpp"
 #include "loupe/viewer/detail/timeline.hpp"
@@ -119,8 +120,11 @@ public:
     /// writer orders each flow's points itself (flow_order).
     static constexpr bool needs_flow_starts = false;
 
-    span_writer(const trace& t, batcher& out, std::size_t max_events, std::size_t max_links)
-        : t_(t), out_(out), ids_(t.session), max_events_(max_events), max_links_(max_links) {}
+    /// `window`: write only the spans it selects, with ids made from what
+    /// each span is (otlp_window.hpp); nullptr: every span, ids numbered.
+    span_writer(const trace& t, batcher& out, std::size_t max_events, std::size_t max_links,
+                const span_window* window = nullptr)
+        : t_(t), out_(out), ids_(t.session), max_events_(max_events), max_links_(max_links), window_(window) {}
 
     void begin(std::size_t /*expected_events*/, const thread_flows& flows) {
         flows_ = &flows;
@@ -135,6 +139,10 @@ public:
         points_.assign(t_.flows.size(), point{});
         site_bytes_.assign(t_.sites.size(), std::string());
         site_encoded_.assign(t_.sites.size(), false);
+        if (window_) {
+            site_keys_.clear();
+            for (const trace_site& s : t_.sites) site_keys_.push_back(site_key(s.name, s.file, s.line));
+        }
         for (std::string& key : metric_keys_) key.clear();
         for (const trace_metric& m : t_.metrics) {
             if (m.available && m.id < max_metrics) metric_keys_[m.id] = "loupe.metric." + m.name;
@@ -148,6 +156,8 @@ public:
         contexts_ = &contexts;
         metrics_ = &metrics;
         thread_index_ = static_cast<std::uint64_t>(&thread - t_.threads.data());
+        thread_id_ = thread.id;
+        if (window_) bounds_ = window_->of(thread.id);
         thread_bytes_.clear();
         append_int_attribute(thread_bytes_, field::attributes, "thread.id",
                              static_cast<std::int64_t>(thread.os_tid != 0 ? thread.os_tid : thread.id));
@@ -254,7 +264,8 @@ private:
     frame new_frame(std::uint32_t event) const {
         frame f;
         f.event = event;
-        f.span = ids_.span(id_source::counter(thread_index_, event));
+        const std::uint64_t counter = counter_of(event);
+        f.span = ids_.span(counter);
         const frame* around = stack_.empty() ? nullptr : &stack_.back();
         if (const trace_context* task = task_of((*events_)[event].context)) {
             f.task = task;
@@ -265,11 +276,21 @@ private:
             f.trace = around->trace;
             f.task = around->task;
         } else {
-            f.trace = ids_.trace(id_source::counter(thread_index_, event));
+            f.trace = ids_.trace(counter);
         }
         f.events_begin = span_events_.size();
         f.links_begin = span_links_.size();
         return f;
+    }
+
+    // What event `event`'s ids are made from: its place in the trace, or in
+    // a window what it is.
+    std::uint64_t counter_of(std::uint32_t event) const noexcept {
+        if (!window_) return id_source::counter(thread_index_, event);
+        const timeline_event& e = (*events_)[event];
+        const std::uint32_t site = e.site();
+        return span_key(thread_id_, e.begin_ns, e.end_ns(), static_cast<unsigned>(e.type()),
+                        site < site_keys_.size() ? site_keys_[site] : site);
     }
 
     // The task context `context` (the thread's numbering) serves, or nullptr
@@ -304,6 +325,9 @@ private:
 
     void write_span(const frame& f) {
         const timeline_event& e = (*events_)[f.event];
+        const std::uint64_t begin = e.begin_ns;
+        const std::uint64_t end = e.type() == event_type::zone ? std::max(e.end_or_value, begin) : begin;
+        if (window_ && !bounds_.writes(e.end_ns())) return;  // another conversion's
         const trace_io_op* op = io_operation_of(t_, e);
         span_.clear();
         append_id(span_, field::trace_id, f.trace.high, f.trace.low, true);
@@ -312,8 +336,6 @@ private:
         if (f.parent != 0) append_id(span_, field::parent_span_id, 0, f.parent, false);
         if (f.task && f.task->trace_flags != 0) append_trace_flags(f.task->trace_flags);
         pb::append_uint(span_, field::kind, span_kind_internal);
-        const std::uint64_t begin = e.begin_ns;
-        const std::uint64_t end = e.type() == event_type::zone ? std::max(e.end_or_value, begin) : begin;
         pb::append_fixed64(span_, field::start_time, unix_ns(begin));
         pb::append_fixed64(span_, field::end_time, unix_ns(end));
         const std::string& name = op ? io_bytes(*op) : site_bytes(e.site());
@@ -557,6 +579,8 @@ private:
     id_source ids_;
     std::uint64_t max_events_;
     std::uint64_t max_links_;
+    const span_window* window_;
+    std::vector<std::uint64_t> site_keys_;  // by site index, in a window
     const thread_flows* flows_ = nullptr;
     std::vector<std::uint32_t> previous_;  // by flow point: its flow's previous point, or none
     std::vector<point> points_;            // by flow point
@@ -567,6 +591,8 @@ private:
     const thread_contexts* contexts_ = nullptr;
     const thread_zone_metrics* metrics_ = nullptr;
     std::uint64_t thread_index_ = 0;
+    std::uint64_t thread_id_ = 0;
+    span_window::bounds bounds_;  // in a window
     std::vector<std::uint32_t> begins_;  // scratch of replay_thread
     std::vector<frame> stack_;           // the open zones, innermost last
     std::vector<std::uint32_t> span_events_;  // instants and counters of the open zones (event indexes)
