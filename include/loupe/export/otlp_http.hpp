@@ -75,6 +75,11 @@ struct otlp_http_options {
     std::chrono::milliseconds max_retry_time{120000};
     /// Called before each retry's wait; optional.
     std::function<void(const otlp_retry_notice&)> on_retry;
+    /// Waits the time before a retry and returns true, or returns false to
+    /// give the batch up (it counts as not delivered); optional. Default:
+    /// sleeps. The live sink (sinks/otlp_http_sink.hpp) waits on its queue
+    /// so that a session's stop can cut a retry short.
+    std::function<bool(std::chrono::milliseconds)> wait;
 };
 
 /// What an exporter did.
@@ -102,6 +107,13 @@ inline std::string check_endpoint(std::string_view url) {
     const loupe::detail::http::url_error e = loupe::detail::http::parse_url(url, parsed);
     if (!e) return {};
     return e.position != 0 ? "position " + std::to_string(e.position) + ": " + e.what : e.what;
+}
+
+/// The spans in an ExportTraceServiceRequest (0 when it does not parse).
+inline std::uint64_t spans_in_request(std::string_view request) {
+    std::uint64_t spans = 0;
+    loupe::detail::otlp_messages::count_spans(request, spans);
+    return spans;
 }
 
 /// Sends batches, one call each, in order.
@@ -162,9 +174,22 @@ public:
             if (r.retry_after >= 0) wait = std::chrono::milliseconds(static_cast<std::int64_t>(r.retry_after) * 1000);
             wait = std::min(wait, std::max(options_.max_backoff, std::chrono::milliseconds(0)));
             const auto elapsed = std::chrono::duration_cast<std::chrono::milliseconds>(clock::now() - first);
-            if (!retryable || attempt >= options_.max_retries || elapsed + wait > options_.max_retry_time) {
+            bool give_up = !retryable || attempt >= options_.max_retries || elapsed + wait > options_.max_retry_time;
+            bool cut_short = false;
+            if (!give_up) {
+                if (options_.on_retry) options_.on_retry(otlp_retry_notice{result_.batches, attempt + 1, reason, wait});
+                if (options_.wait) {
+                    give_up = cut_short = !options_.wait(wait);
+                } else if (wait.count() > 0) {
+                    std::this_thread::sleep_for(wait);
+                }
+            }
+            if (give_up) {
                 std::string why = reason;
-                if (retryable && attempt > 0) {
+                if (cut_short) {
+                    why += " (batch " + std::to_string(result_.batches) + ", retries stopped after " +
+                           std::to_string(attempt + 1) + (attempt == 0 ? " attempt)" : " attempts)");
+                } else if (retryable && attempt > 0) {
                     why += " (batch " + std::to_string(result_.batches) + ", given up after " +
                            std::to_string(attempt) + (attempt == 1 ? " retry)" : " retries)");
                 } else {
@@ -174,9 +199,7 @@ public:
                 stopped_ = true;
                 return false;
             }
-            if (options_.on_retry) options_.on_retry(otlp_retry_notice{result_.batches, attempt + 1, reason, wait});
             ++result_.retries;
-            if (wait.count() > 0) std::this_thread::sleep_for(wait);
             backoff = std::min(backoff * 2, std::max(options_.max_backoff, std::chrono::milliseconds(1)));
         }
     }
