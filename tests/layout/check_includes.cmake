@@ -38,7 +38,7 @@ set(loupe_layer_table
     "report:base,format,text"
     "viewer:base,format,text"
     "export:base,format,text,viewer"
-    "sinks:base,core,format,viewer,text"
+    "sinks:base,core,format,viewer,text,export"
     "remote:base,text"
     "control:base,core,text,remote,sinks")
 # tools/loupe/* (the CLI reads traces; it must never pull in the recorder).

@@ -98,6 +98,18 @@ public:
     std::string authority() const { return "127.0.0.1:" + std::to_string(port_); }
     std::string url(const std::string& path = "/v1/traces") const { return "http://" + authority() + path; }
 
+    /// Forget bodies once answered (a benchmark's long run); requests()
+    /// then holds their heads only. Default: keep.
+    void keep_bodies(bool keep) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        keep_bodies_ = keep;
+    }
+    /// Bytes of all request bodies read.
+    std::uint64_t received_bytes() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return received_bytes_;
+    }
+
     /// The requests read so far (complete ones: a closed one is not kept).
     std::vector<request> requests() const {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -251,6 +263,8 @@ private:
         r.status = std::stoi(status);
         {
             std::lock_guard<std::mutex> lock(mutex_);
+            received_bytes_ += r.body.size();
+            if (!keep_bodies_) r.body.clear();
             requests_.push_back(r);
         }
         std::string out = "HTTP/1.1 " + status + "\r\nContent-Type: " + type + "\r\nConnection: close\r\n";
@@ -280,6 +294,8 @@ private:
     std::atomic<int> connections_{0};
     mutable std::mutex mutex_;
     std::vector<request> requests_;
+    bool keep_bodies_ = true;
+    std::uint64_t received_bytes_ = 0;
     std::size_t next_ = 0;
     std::thread thread_;
 };
