@@ -41,7 +41,10 @@
 //        of its own: the front end and the inventory listen for `loupe`
 //        (traces under DIR, default the working directory) and serve until
 //        SIGINT, SIGTERM or SIGHUP
-//        app_server --role inventory|payment --dir DIR   (the front end runs these)
+//        app_server --serve --otlp URL   also sends alice's requests in the
+//        front end and the inventory to an OpenTelemetry collector while they
+//        serve (live_export.hpp), e.g. --otlp http://127.0.0.1:4318/v1/traces
+//        app_server --role inventory|payment --dir DIR [--otlp URL]   (the front end runs these)
 #include <loupe/metrics/allocations.hpp>
 #include <loupe/loupe.hpp>
 #include <loupe/session.hpp>
@@ -58,6 +61,7 @@
 #include <loupe/control/listen.hpp>
 #include <loupe/remote/client.hpp>
 #include <loupe/remote/protocol.hpp>
+#include <loupe/export/otlp_http.hpp>
 #include <loupe/remote/reply.hpp>
 #include <loupe/viewer/perfetto.hpp>
 
@@ -72,8 +76,10 @@
 #include <cstring>
 #include <string>
 #include <utility>
+#include <optional>
 #include <vector>
 
+#include "live_export.hpp"
 #include "load_generator.hpp"
 #include "processes.hpp"
 #include "server.hpp"
@@ -91,6 +97,7 @@ struct options {
     std::string user = "alice";
     int requests_per_client = 2000;
     std::string out = "demo.loupe";
+    std::string otlp;  // --serve --otlp URL: the collector that live_export sends to
 };
 
 bool parse(int argc, char** argv, options& o) {
@@ -116,10 +123,21 @@ bool parse(int argc, char** argv, options& o) {
             o.out = argv[++i];
         } else if (arg == "--dir") {
             o.dir = argv[++i];
+        } else if (arg == "--otlp") {
+            o.otlp = argv[++i];
+            const std::string problem = loupe::exporter::check_endpoint(o.otlp);
+            if (!problem.empty()) {
+                std::fprintf(stderr, "app_server: --otlp '%s': %s\n", o.otlp.c_str(), problem.c_str());
+                return false;
+            }
         } else {
             std::fprintf(stderr, "app_server: unknown option '%s'\n", arg.c_str());
             return false;
         }
+    }
+    if (!o.otlp.empty() && !o.serve) {
+        std::fprintf(stderr, "app_server: --otlp goes with --serve\n");
+        return false;
     }
     return true;
 }
@@ -226,7 +244,9 @@ int serve(const options& o) {
         return 1;
     }
     try {
-        app_server::child_process inventory("inventory", o.dir);
+        const std::vector<std::string> inventory_args =
+            o.otlp.empty() ? std::vector<std::string>{} : std::vector<std::string>{"--otlp", o.otlp};
+        app_server::child_process inventory("inventory", o.dir, inventory_args);
         app_server::child_process payment("payment", o.dir);
         const int inventory_port = inventory.wait_until_listening(std::chrono::seconds(5));
         const int payment_port = payment.wait_until_listening(std::chrono::seconds(5));
@@ -235,6 +255,8 @@ int serve(const options& o) {
         control.output_directory = o.dir;
         control.names = {"frontend"};
         const loupe::control::endpoint e = loupe::control::listen(control);
+        std::optional<app_server::live_export> live;
+        if (!o.otlp.empty()) live.emplace(o.otlp, "frontend");
         app_server::load_generator load(server.port(), 0, std::chrono::milliseconds(1));
         const long front = static_cast<long>(::getpid());
         std::printf("serving: front end pid %ld on 127.0.0.1:%d, inventory pid %ld, payment pid %ld (not "
@@ -245,11 +267,13 @@ int serve(const options& o) {
                     "  stop with Ctrl-C\n",
                     front, server.port(), static_cast<long>(inventory.pid()), static_cast<long>(payment.pid()),
                     e.socket_path.c_str(), e.output_directory.c_str(), front, static_cast<long>(inventory.pid()));
+        if (live) std::printf("  sending alice's requests in frontend and inventory to %s\n", o.otlp.c_str());
         std::fflush(stdout);
         int signal = 0;
         ::sigwait(&stop_signals, &signal);
         load.cancel();
         load.join();
+        if (live) std::printf("%s\n", live->stop().c_str());
         loupe::control::stop_listening();  // sessions still running are stopped, their files complete
         std::printf("stopped by signal %d after %llu requests (%llu failed)\n", signal,
                     static_cast<unsigned long long>(load.completed()), static_cast<unsigned long long>(load.failed()));
@@ -268,7 +292,7 @@ int main(int argc, char** argv) {
     options o;
     if (!parse(argc, argv, o)) {
         std::fprintf(stderr, "usage: app_server [--user NAME] [--requests-per-client N] [--out FILE]\n"
-                             "       app_server --serve [--dir DIR]\n");
+                             "       app_server --serve [--dir DIR] [--otlp URL]\n");
         return 2;
     }
     ::signal(SIGPIPE, SIG_IGN);  // a service that goes away is an error to handle, not a signal

@@ -57,9 +57,10 @@ inline std::string own_executable() {
 
 class child_process {
 public:
-    /// Starts `app_server --role ROLE --dir DIR` (its argv[0] is ROLE, which
-    /// names it in its traces). Throws std::runtime_error.
-    child_process(const std::string& role, const std::string& dir) : role_(role) {
+    /// Starts `app_server --role ROLE --dir DIR [extra...]` (its argv[0] is
+    /// ROLE, which names it in its traces). Throws std::runtime_error.
+    child_process(const std::string& role, const std::string& dir, const std::vector<std::string>& extra = {})
+        : role_(role) {
         int in[2], out[2];
         if (::pipe2(in, O_CLOEXEC) != 0) throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
         if (::pipe2(out, O_CLOEXEC) != 0) {
@@ -91,6 +92,7 @@ public:
             if (rc == 0) {
                 const std::string exe = own_executable();
                 std::vector<std::string> args = {role, "--role", role, "--dir", dir};
+                args.insert(args.end(), extra.begin(), extra.end());
                 std::vector<char*> argv;
                 for (std::string& a : args) argv.push_back(a.data());
                 argv.push_back(nullptr);

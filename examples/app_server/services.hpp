@@ -48,6 +48,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <system_error>
@@ -56,6 +57,7 @@
 #include <vector>
 
 #include "database.hpp"
+#include "live_export.hpp"
 #include "http.hpp"
 #include "service_client.hpp"
 
@@ -210,15 +212,18 @@ inline int serve_charge(const http_request& request, header_map& response_header
     return status;
 }
 
-/// main() of a child: `app_server --role inventory|payment --dir DIR`.
+/// main() of a child: `app_server --role inventory|payment --dir DIR
+/// [--otlp URL]` (the inventory sends alice's requests there: live_export.hpp).
 inline int run_role(int argc, char** argv) {
-    std::string role, dir = ".";
+    std::string role, dir = ".", otlp;
     for (int i = 1; i + 1 < argc; i += 2) {
         const std::string arg = argv[i];
         if (arg == "--role") {
             role = argv[i + 1];
         } else if (arg == "--dir") {
             dir = argv[i + 1];
+        } else if (arg == "--otlp") {
+            otlp = argv[i + 1];
         }
     }
     if (role != "inventory" && role != "payment") {
@@ -238,6 +243,7 @@ inline int run_role(int argc, char** argv) {
         return 1;
     }
     LOUPE_THREAD_NAME(role + "-main");
+    std::optional<live_export> live;
     try {
         if (role == "inventory") {
             // Profiled: the front end starts and stops sessions here (docs/control.md).
@@ -245,6 +251,7 @@ inline int run_role(int argc, char** argv) {
             options.output_directory = dir;
             options.names = {"inventory"};  // the peer the front end calls it by: `loupe record` tags those calls
             loupe::control::listen(options);
+            if (!otlp.empty()) live.emplace(otlp, "inventory");
         }
         http_service service(
             role, role == "inventory" ? http_service::handler(serve_stock) : http_service::handler(serve_charge));
@@ -272,6 +279,7 @@ inline int run_role(int argc, char** argv) {
         return 1;
     }
     ::close(signals);
+    if (live) std::fprintf(stderr, "%s\n", live->stop().c_str());
     if (role == "inventory") loupe::control::stop_listening();  // sessions still running end, files complete
     return 0;
 }
