@@ -98,6 +98,23 @@ void outer_with_inners() {
     }
 }
 
+// Records outer_with_inners every `pause` until `done()` (20 s at most).
+template <typename Done>
+void record_until(Done done, std::chrono::microseconds pause = 1ms) {
+    run_until(done, [pause] {
+        outer_with_inners();
+        std::this_thread::sleep_for(pause);
+    });
+}
+
+// A session named `name` sending to `sink` alone.
+loupe::session start_live(const std::shared_ptr<otlp_http_sink>& sink, const std::string& name) {
+    loupe::session_config cfg;
+    cfg.name = name;
+    cfg.sinks = {sink};
+    return loupe::start_session(cfg);
+}
+
 // Collects what loupe reports through its error handler during a test.
 class reported_errors {
 public:
@@ -130,17 +147,11 @@ TEST(OtlpLiveSink, SpansArriveWhileTheSessionRunsEachOnceWithItsParent) {
     auto session = loupe::start_session(cfg);
     std::thread other([&] {
         LOUPE_THREAD_NAME("other");
-        run_until([&] { return !receiver.accepted_bodies().empty(); }, [] {
-            outer_with_inners();
-            std::this_thread::sleep_for(100us);
-        });
+        record_until([&] { return !receiver.accepted_bodies().empty(); }, 100us);
     });
     // Until the collector has had spans while the session still runs, and
     // a little after (more windows).
-    run_until([&] { return !receiver.accepted_bodies().empty(); }, [] {
-        outer_with_inners();
-        std::this_thread::sleep_for(100us);
-    });
+    record_until([&] { return !receiver.accepted_bodies().empty(); }, 100us);
     other.join();
     const bool arrived_before_stop = !receiver.accepted_bodies().empty();
     const loupe::session_stats stats = session.stop();
@@ -195,20 +206,14 @@ TEST(OtlpLiveSink, SpansArriveWhileTheSessionRunsEachOnceWithItsParent) {
 TEST(OtlpLiveSink, ZoneLongerThanWindowsKeepsItsArgumentsAndTheThreadsContext) {
     otlp_receiver receiver;
     auto sink = std::make_shared<otlp_http_sink>(fast_options(receiver.url()));
-    loupe::session_config cfg;
-    cfg.name = "live-long";
-    cfg.sinks = {sink};
     loupe::context_scope who({{loupe::context_field::user, "alice"}});  // set before the session, never again
-    auto session = loupe::start_session(cfg);
+    auto session = start_live(sink, "live-long");
     {
         LOUPE_ZONE_AS(job, "long job");
         LOUPE_ZONE_ARG(job, "rows", 42);
         // Until two requests were sent: the job's arguments and the
         // thread's context were recorded before at least one cut.
-        run_until([&] { return receiver.accepted_bodies().size() >= 2; }, [] {
-            outer_with_inners();
-            std::this_thread::sleep_for(200us);
-        });
+        record_until([&] { return receiver.accepted_bodies().size() >= 2; }, 200us);
     }
     const loupe::session_stats stats = session.stop();
     EXPECT_EQ(stats.sink_failures, 0u);
@@ -241,10 +246,7 @@ TEST(OtlpLiveSink, ZoneLongerThanWindowsKeepsItsArgumentsAndTheThreadsContext) {
 TEST(OtlpLiveSink, ZonesOfATaskAreInItsTraceUnderItsSpan) {
     otlp_receiver receiver;
     auto sink = std::make_shared<otlp_http_sink>(fast_options(receiver.url()));
-    loupe::session_config cfg;
-    cfg.name = "live-task";
-    cfg.sinks = {sink};
-    auto session = loupe::start_session(cfg);
+    auto session = start_live(sink, "live-task");
     std::vector<loupe::tasks::task_context> tasks;
     run_until([&] { return receiver.accepted_bodies().size() >= 2; }, [&] {
         tasks.push_back(loupe::tasks::new_task());
@@ -282,15 +284,9 @@ TEST(OtlpLiveSink, DeadCollectorIsASinkFailureAndStopReturns) {
     o.http.max_backoff = 10s;
     o.shutdown_timeout = 200ms;
     auto sink = std::make_shared<otlp_http_sink>(o);
-    loupe::session_config cfg;
-    cfg.name = "live-dead";
-    cfg.sinks = {sink};
-    auto session = loupe::start_session(cfg);
+    auto session = start_live(sink, "live-dead");
     // Until a request is with the sender (trying to connect, or waiting to retry).
-    run_until([&] { return sink->stats().spans > 0; }, [] {
-        outer_with_inners();
-        std::this_thread::sleep_for(1ms);
-    });
+    record_until([&] { return sink->stats().spans > 0; });
     outer_with_inners();  // records the host keeps making
     const loupe::session_stats stats = session.stop();
     EXPECT_EQ(stats.sink_failures, 1u);
@@ -308,14 +304,8 @@ TEST(OtlpLiveSink, RetriesA503AndLosesNothing) {
     otlp_receiver receiver({otlp_receiver::reply(otlp_receiver::reply::unavailable, 0),
                             otlp_receiver::reply(otlp_receiver::reply::too_many)});
     auto sink = std::make_shared<otlp_http_sink>(fast_options(receiver.url()));
-    loupe::session_config cfg;
-    cfg.name = "live-retry";
-    cfg.sinks = {sink};
-    auto session = loupe::start_session(cfg);
-    run_until([&] { return !receiver.accepted_bodies().empty(); }, [] {
-        outer_with_inners();
-        std::this_thread::sleep_for(1ms);
-    });
+    auto session = start_live(sink, "live-retry");
+    record_until([&] { return !receiver.accepted_bodies().empty(); });
     const loupe::session_stats stats = session.stop();
     EXPECT_EQ(stats.sink_failures, 0u);
     const otlp_http_sink_stats s = sink->stats();
@@ -329,14 +319,8 @@ TEST(OtlpLiveSink, PartialSuccessIsCountedAndReported) {
     reported_errors errors;
     otlp_receiver receiver({otlp_receiver::reply::partial_success(3, "three spans too old")});
     auto sink = std::make_shared<otlp_http_sink>(fast_options(receiver.url()));
-    loupe::session_config cfg;
-    cfg.name = "live-partial";
-    cfg.sinks = {sink};
-    auto session = loupe::start_session(cfg);
-    run_until([&] { return !receiver.accepted_bodies().empty(); }, [] {
-        outer_with_inners();
-        std::this_thread::sleep_for(1ms);
-    });
+    auto session = start_live(sink, "live-partial");
+    record_until([&] { return !receiver.accepted_bodies().empty(); });
     const loupe::session_stats stats = session.stop();
     EXPECT_EQ(stats.sink_failures, 1u);
     const otlp_http_sink_stats s = sink->stats();
@@ -362,14 +346,8 @@ TEST(OtlpLiveSink, FullQueueDropsRequestsAndCountsThem) {
     o.http.max_backoff = 2000ms;
     o.shutdown_timeout = 100ms;
     auto sink = std::make_shared<otlp_http_sink>(o);
-    loupe::session_config cfg;
-    cfg.name = "live-queue";
-    cfg.sinks = {sink};
-    auto session = loupe::start_session(cfg);
-    run_until([&] { return sink->stats().spans_queue_full > 0; }, [] {
-        outer_with_inners();
-        std::this_thread::sleep_for(1ms);
-    });
+    auto session = start_live(sink, "live-queue");
+    record_until([&] { return sink->stats().spans_queue_full > 0; });
     const loupe::session_stats stats = session.stop();
     EXPECT_EQ(stats.sink_failures, 1u);
     const otlp_http_sink_stats s = sink->stats();
@@ -385,16 +363,10 @@ TEST(OtlpLiveSink, CollectorGoingAwayMidSessionFailsLaterRequestsOnly) {
     otlp_http_sink_options o = fast_options(receiver.url());
     o.http.max_retries = 1;
     auto sink = std::make_shared<otlp_http_sink>(o);
-    loupe::session_config cfg;
-    cfg.name = "live-away";
-    cfg.sinks = {sink};
     {
         reported_errors errors;
-        auto session = loupe::start_session(cfg);
-        run_until([&] { return sink->stats().spans_failed > 0; }, [] {
-            outer_with_inners();
-            std::this_thread::sleep_for(1ms);
-        });
+        auto session = start_live(sink, "live-away");
+        record_until([&] { return sink->stats().spans_failed > 0; });
         const loupe::session_stats stats = session.stop();
         EXPECT_EQ(stats.sink_failures, 1u);
         EXPECT_NE(errors.all().find("not delivered"), std::string::npos) << errors.all();
@@ -450,10 +422,7 @@ TEST(OtlpLiveSink, HeadersAndResourceReachTheCollector) {
     o.http.headers = {{"api-key", "k1"}};
     o.conversion.service_name = "checkout";
     auto sink = std::make_shared<otlp_http_sink>(o);
-    loupe::session_config cfg;
-    cfg.name = "live-resource";
-    cfg.sinks = {sink};
-    auto session = loupe::start_session(cfg);
+    auto session = start_live(sink, "live-resource");
     outer_with_inners();
     session.stop();  // the last window is sent at stop
     const auto requests = receiver.requests();
