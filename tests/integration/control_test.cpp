@@ -236,6 +236,10 @@ TEST(ControlEndpoint, BadRequestsGetAOneLineErrorAndTheSessionsGoOn) {
     expect_error(ep.ask(R"(set keep params=""; task_rules="skip")"), "task rules");
     EXPECT_TRUE(ep.ask(R"(set keep task_rules="tag peer=inventory*; skip all")").flag("ok"));
     expect_error(ep.ask("set keep kinds=zones"), "expected filter, params or task_rules");
+    expect_error(ep.ask(R"(start name=x; otlp="")"), "otlp: expected a URL");
+    expect_error(ep.ask(R"(start name=x; otlp="htp://collector:4318")"),
+                 "otlp_http_sink: endpoint 'htp://collector:4318': position 1");
+    expect_error(ep.ask(R"(set keep otlp="http://127.0.0.1:4318/v1/traces")"), "expected filter, params or task_rules");
     expect_error(ep.ask("info please"), "unexpected text after 'info'");
     expect_error(ep.ask(std::string("li\x01st")), "control byte 0x01");
     const json_value column = ep.ask("start name=x; kinds=zones,sparks");

@@ -150,9 +150,10 @@ inline const char* const ps_help =
 inline const char* const start_help =
     "usage: loupe start PID -o FILE [--name N] [--kinds K] [--filter F] [--params FILE]\n"
     "                   [--task-rules R] [--metrics M] [--ring-bytes N] [--overflow drop|block]\n"
-    "                   [--for DURATION]\n"
+    "                   [--otlp URL] [--for DURATION]\n"
     "\n"
-    "Starts a session in process PID, which writes the trace to FILE.\n"
+    "Starts a session in process PID, which writes the trace to FILE (and with --otlp\n"
+    "sends its spans to an OpenTelemetry collector while it runs).\n"
     "\n"
     "options:\n"
     "  -o FILE          the trace, relative to the process's output directory (or absolute\n"
@@ -165,6 +166,10 @@ inline const char* const start_help =
     "  --metrics M      metrics per zone, comma-separated (e.g. cpu_time,alloc_bytes)\n"
     "  --ring-bytes N   per-thread ring size\n"
     "  --overflow P     drop (default) or block when a ring is full\n"
+    "  --otlp URL       also send the spans, 2-4 s after they end, to this OTLP/HTTP endpoint\n"
+    "                   (e.g. http://127.0.0.1:4318/v1/traces; the process's OTEL_EXPORTER_OTLP_HEADERS,\n"
+    "                   OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES apply); 'stop' prints what the\n"
+    "                   collector accepted\n"
     "  --for DURATION   stop by itself after 500ms, 10s, 5m, 1h ...\n";
 
 inline const char* const set_help =
@@ -189,7 +194,7 @@ inline const char* const status_help =
 inline const char* const record_help =
     "usage: loupe record --pids PID,PID,... --for DURATION -o DIR [--name N] [--kinds K]\n"
     "                    [--filter F] [--params FILE] [--task-rules R] [--metrics M]\n"
-    "                    [--ring-bytes N] [--overflow drop|block] [--progress]\n"
+    "                    [--ring-bytes N] [--overflow drop|block] [--otlp URL] [--progress]\n"
     "\n"
     "Starts one session (the same options in each) in every process named, one after the\n"
     "other as fast as they answer, stops them together after DURATION and copies their\n"

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <loupe/base/error.hpp>
+#include <loupe/export/otlp_http.hpp>
 #include <loupe/remote/client.hpp>
 #include <loupe/remote/protocol.hpp>
 #include <loupe/remote/reply.hpp>
@@ -88,17 +89,34 @@ inline std::string read_text_file(const std::string& path, int at) {
 
 // Sends one request; the reply, or throws loupe::error naming the process
 // (an error reply included).
-inline loupe::remote::json_value ask(pid_t pid, const std::string& line) {
-    loupe::remote::connection c(pid);
+// A stop waits for the session's file to be complete and its live OTLP
+// export to be sent (at most the sink's shutdown timeout and one request's):
+// it may take longer than other requests.
+inline constexpr std::chrono::milliseconds stop_reply_timeout{60000};
+
+inline loupe::remote::json_value ask(pid_t pid, const std::string& line,
+                                     std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+    loupe::remote::connection c(pid, {}, timeout);
     loupe::remote::json_value r = loupe::remote::parse_reply(c.exchange(line));
     if (!r.flag("ok")) throw loupe::error("process " + std::to_string(pid) + ": " + r.str("error", "failed"));
     return r;
+}
+
+// "  otlp URL: N of M spans accepted[; first error]" for a session with a live
+// OTLP export (start's --otlp), else nothing.
+inline void print_otlp(const loupe::remote::json_value& s) {
+    if (s.find("otlp") == nullptr) return;
+    std::printf("  otlp %s: %llu of %llu spans accepted%s%s\n", s.str("otlp").c_str(),
+                static_cast<unsigned long long>(s.u64("otlp_accepted")),
+                static_cast<unsigned long long>(s.u64("otlp_spans")), s.str("otlp_error").empty() ? "" : "; ",
+                s.str("otlp_error").c_str());
 }
 
 inline void print_stats(const loupe::remote::json_value& s) {
     std::printf("  delivered %llu, dropped %llu, sink failures %llu\n",
                 static_cast<unsigned long long>(s.u64("delivered")), static_cast<unsigned long long>(s.u64("dropped")),
                 static_cast<unsigned long long>(s.u64("sink_failures")));
+    print_otlp(s);
 }
 
 // The names a process's peers call it by (info's "names").
@@ -328,7 +346,7 @@ inline int run_record(const record_request& r) {
     std::vector<std::string> files;
     for (const recorded_process& p : started) {
         try {
-            const loupe::remote::json_value stopped = ask(p.pid, "stop " + r.name);
+            const loupe::remote::json_value stopped = ask(p.pid, "stop " + r.name, stop_reply_timeout);
             events += stopped.u64("delivered");
             dropped += stopped.u64("dropped");
             const std::filesystem::path target =
@@ -341,6 +359,7 @@ inline int run_record(const record_request& r) {
             std::printf("process %ld (%s): %llu events, %llu dropped -> %s\n", static_cast<long>(p.pid),
                         p.program.c_str(), static_cast<unsigned long long>(stopped.u64("delivered")),
                         static_cast<unsigned long long>(stopped.u64("dropped")), target.string().c_str());
+            print_otlp(stopped);
             files.push_back(target.string());
             ++collected;
         } catch (const loupe::error& e) {
@@ -390,7 +409,7 @@ inline int run_remote(int argc, char** argv) {
     using namespace remote_detail;
     std::string command;
     std::vector<std::pair<std::string, int>> positional;
-    std::string name, kinds, filter, params_file, metrics, output, ring_bytes, overflow, task_rules;
+    std::string name, kinds, filter, params_file, metrics, output, ring_bytes, overflow, task_rules, otlp;
     int params_at = 0;
     std::uint64_t for_ms = 0;
     bool has_filter = false, has_rules = false, progress = false;
@@ -420,6 +439,13 @@ inline int run_remote(int argc, char** argv) {
             ring_bytes = value("a number of bytes");
         else if (arg == "--overflow")
             overflow = value("drop or block");
+        else if (arg == "--otlp") {
+            otlp = value("an OTLP/HTTP URL (e.g. http://127.0.0.1:4318/v1/traces)");
+            const std::string problem = loupe::exporter::check_endpoint(otlp);
+            if (!problem.empty()) {
+                throw remote_usage{"--otlp '" + otlp + "' (argument " + std::to_string(i) + "): " + problem};
+            }
+        }
         else if (arg == "--for") {
             const std::string v = value("a duration (e.g. 10s)");
             for_ms = parse_duration(v, i);
@@ -438,11 +464,12 @@ inline int run_remote(int argc, char** argv) {
             positional.emplace_back(arg, i);
     }
     const bool start_options = !name.empty() || !kinds.empty() || !metrics.empty() || !output.empty() ||
-                               !ring_bytes.empty() || !overflow.empty() || for_ms != 0;
+                               !ring_bytes.empty() || !overflow.empty() || for_ms != 0 || !otlp.empty();
     const bool starts = command == "start" || command == "record";
     if (!starts && start_options) {
         throw remote_usage{
-            "--name, --kinds, --metrics, --ring-bytes, --overflow, --for and -o apply to 'start' and 'record' only"};
+            "--name, --kinds, --metrics, --ring-bytes, --overflow, --otlp, --for and -o apply to 'start' and 'record' "
+            "only"};
     }
     if (!starts && command != "set" && (has_filter || has_rules || !params_file.empty())) {
         throw remote_usage{"--filter, --task-rules and --params apply to 'start', 'record' and 'set' only"};
@@ -459,6 +486,7 @@ inline int run_remote(int argc, char** argv) {
     if (!metrics.empty()) session_options += "; metrics=" + loupe::remote::quote_value(metrics);
     if (!ring_bytes.empty()) session_options += "; ring_bytes=" + loupe::remote::quote_value(ring_bytes);
     if (!overflow.empty()) session_options += "; overflow=" + loupe::remote::quote_value(overflow);
+    if (!otlp.empty()) session_options += "; otlp=" + loupe::remote::quote_value(otlp);
     if (command == "record") {
         for (const auto& [text, at] : positional) pid_list.push_back(parse_pid(text, at));
         if (pid_list.empty()) throw remote_usage{"record needs --pids PID,PID,... (or PIDs)"};
@@ -512,10 +540,12 @@ inline int run_remote(int argc, char** argv) {
         }
     }
     try {
-        const loupe::remote::json_value r = ask(pid, line);
+        const loupe::remote::json_value r =
+            ask(pid, line, command == "stop" ? stop_reply_timeout : std::chrono::milliseconds(5000));
         if (command == "start") {
-            std::printf("started session %s in process %ld: writing %s\n", r.str("started").c_str(),
-                        static_cast<long>(pid), r.str("output").c_str());
+            std::printf("started session %s in process %ld: writing %s%s%s\n", r.str("started").c_str(),
+                        static_cast<long>(pid), r.str("output").c_str(), otlp.empty() ? "" : ", sending to ",
+                        otlp.c_str());
         } else if (command == "set") {
             std::printf("session %s in process %ld: filter now '%s'\n", r.str("set").c_str(), static_cast<long>(pid),
                         r.str("filter").c_str());

@@ -7,6 +7,7 @@
 //   info
 //   list
 //   start name=checkout; kinds=zones,io; filter="user == \"alice\""; output=alice.loupe; duration_ms=10000
+//   start name=live; output=live.loupe; otlp="http://127.0.0.1:4318/v1/traces"
 //   set checkout filter="user == \"bob\""
 //   set checkout params="method=shop::Cart::add(Item const&,int); param=1"
 //   stop checkout
@@ -65,6 +66,9 @@ struct start_request {
     bool overflow_block = false;    ///< overflow=block
     std::string output;             ///< empty: `<name>.loupe`
     std::uint64_t duration_ms = 0;  ///< 0: until `stop`
+    /// Also send the spans, while the session runs, to this OTLP/HTTP
+    /// endpoint (sinks/otlp_http_sink.hpp); empty: the file only.
+    std::string otlp;
 };
 
 /// One parsed request line.
@@ -256,12 +260,12 @@ inline void parse_config(line_cursor& c, request& r, bool for_set) {
         ++c.pos;
         const bool known = key == "name" || key == "kinds" || key == "filter" || key == "params" || key == "metrics" ||
                            key == "ring_bytes" || key == "overflow" || key == "output" || key == "duration_ms" ||
-                           key == "task_rules";
+                           key == "task_rules" || key == "otlp";
         if (!known || (for_set && key != "filter" && key != "params" && key != "task_rules")) {
             c.fail(key_at, "unknown key '" + key + "'; expected " +
                                (for_set ? std::string("filter, params or task_rules")
                                         : std::string("name, kinds, filter, params, task_rules, metrics, ring_bytes, "
-                                                      "overflow, output or duration_ms")));
+                                                      "overflow, output, duration_ms or otlp")));
         }
         for (const std::string& k : seen) {
             if (k == key) c.fail(key_at, "key '" + key + "' given twice");
@@ -301,6 +305,9 @@ inline void parse_config(line_cursor& c, request& r, bool for_set) {
         } else if (key == "output") {
             if (value.empty()) c.fail(value_at, "output: expected a file name");
             s.output = value;
+        } else if (key == "otlp") {
+            if (value.empty()) c.fail(value_at, "otlp: expected a URL (http://HOST:PORT/v1/traces)");
+            s.otlp = value;
         } else {
             s.duration_ms = parse_number(c, value_at, key, value, 1, max_duration_ms);
         }

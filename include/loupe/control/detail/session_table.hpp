@@ -24,6 +24,7 @@
 #include "loupe/core/session.hpp"
 #include "loupe/remote/protocol.hpp"
 #include "loupe/sinks/file_sink.hpp"
+#include "loupe/sinks/otlp_http_sink.hpp"
 #include "loupe/text/json.hpp"
 
 namespace loupe::control::detail {
@@ -39,6 +40,7 @@ struct controlled_session {
     std::string output;
     std::string filter;
     std::string task_rules;
+    std::shared_ptr<sinks::otlp_http_sink> otlp;  // start's otlp=, or null
     loupe::session handle;
     bool running = true;
     session_stats final_stats;
@@ -61,6 +63,20 @@ inline void add_stats(std::string& out, const session_stats& s) {
     out += ",\"dropped\":" + json::number(s.dropped);
     out += ",\"sink_failures\":" + json::number(s.sink_failures);
     out += ",\"records_undelivered\":" + json::number(s.records_undelivered);
+}
+
+// A session's live OTLP export, when it has one: where, and its counts.
+inline void add_otlp(std::string& out, const controlled_session& s) {
+    if (!s.otlp) return;
+    const sinks::otlp_http_sink_stats o = s.otlp->stats();
+    out += ",\"otlp\":";
+    json::append_string(out, s.otlp->options().http.endpoint);
+    out += ",\"otlp_spans\":" + json::number(o.spans);
+    out += ",\"otlp_accepted\":" + json::number(o.spans_accepted - o.spans_rejected);
+    if (!o.first_error.empty()) {
+        out += ",\"otlp_error\":";
+        json::append_string(out, o.first_error);
+    }
 }
 
 inline std::string error_reply(std::string_view command, const std::string& message, std::size_t column,
@@ -210,6 +226,7 @@ private:
             out += ",\"task_rules\":";
             json::append_string(out, s->task_rules);
             add_stats(out, s->running ? s->handle.stats() : s->final_stats);
+            add_otlp(out, *s);
             out += '}';
         }
         out += "]}";
@@ -259,6 +276,16 @@ private:
         if (req.ring_bytes != 0) cfg.ring_bytes = req.ring_bytes;
         cfg.overflow = req.overflow_block ? overflow_policy::block : overflow_policy::drop;
         cfg.sinks = {std::make_shared<sinks::file_sink>(output)};
+        std::shared_ptr<sinks::otlp_http_sink> otlp;
+        if (!req.otlp.empty()) {
+            // The process's OTEL_* variables (headers, service name, resource
+            // attributes), the request's endpoint. Throws loupe::error naming
+            // a bad URL or variable.
+            sinks::otlp_http_sink_options options = sinks::otlp_http_sink::options_from_env();
+            options.http.endpoint = req.otlp;
+            otlp = std::make_shared<sinks::otlp_http_sink>(std::move(options));
+            cfg.sinks.push_back(otlp);
+        }
         if (existing == nullptr) make_room();
         auto entry = std::make_unique<controlled_session>();
         entry->handle = loupe::start_session(std::move(cfg));  // throws loupe::error naming the field
@@ -266,6 +293,7 @@ private:
         entry->output = output;
         entry->filter = req.filter;
         entry->task_rules = req.task_rules;
+        entry->otlp = std::move(otlp);
         if (req.duration_ms != 0) {
             entry->has_deadline = true;
             entry->deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(req.duration_ms);
@@ -280,6 +308,7 @@ private:
         out += ",\"output\":";
         json::append_string(out, output);
         if (req.duration_ms != 0) out += ",\"duration_ms\":" + json::number(req.duration_ms);
+        add_otlp(out, *sessions_.back());
         out += '}';
         return out;
     }
@@ -322,6 +351,7 @@ private:
         out += ",\"output\":";
         json::append_string(out, s.output);
         add_stats(out, s.final_stats);
+        add_otlp(out, s);
         out += '}';
         return out;
     }
