@@ -11,10 +11,15 @@
 #include <loupe/sinks/otlp_http_sink.hpp>
 #include <loupe/tasks.hpp>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -459,6 +464,53 @@ TEST(OtlpLiveSink, OneSessionAtATimeThenReusable) {
     }
     EXPECT_EQ(sessions, (std::set<std::string>{"live-first", "live-second"}));
     EXPECT_EQ(sink->stats().spans_accepted, 8u);
+}
+
+// fork() while the sink's sender and loupe's collector run and another
+// thread records: the child releases its copy of the session handle, drops
+// its reference to the sink (the child's runtime keeps the parent's
+// sessions and their sinks untouched: the sender's thread is never joined
+// there), records and exits; the parent's session goes on and everything
+// it converted is accepted.
+TEST(OtlpLiveSinkFork, AChildDropsItsCopyOfTheSinkAndTheParentGoesOn) {
+    otlp_receiver receiver;
+    auto sink = std::make_shared<otlp_http_sink>(fast_options(receiver.url()));
+    std::optional<loupe::session> session(start_live(sink, "live-fork"));
+    std::atomic<bool> done{false};
+    std::thread producer([&done] {
+        while (!done.load()) {
+            outer_with_inners();
+            std::this_thread::sleep_for(100us);
+        }
+    });
+    record_until([&] { return sink->stats().spans > 0; });  // the sender has had work
+    const pid_t child = ::fork();
+    if (child == 0) {
+        session.reset();  // an inherited handle is only released
+        sink.reset();
+        outer_with_inners();
+        ::_exit(0);
+    }
+    ASSERT_GT(child, 0);
+    int status = -1;
+    const auto deadline = std::chrono::steady_clock::now() + 20s;
+    while (::waitpid(child, &status, WNOHANG) == 0) {
+        if (std::chrono::steady_clock::now() > deadline) {
+            ::kill(child, SIGKILL);
+            ::waitpid(child, &status, 0);
+            break;
+        }
+        std::this_thread::sleep_for(10ms);
+    }
+    done = true;
+    producer.join();
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the child hung or died: status " << status;
+    const loupe::session_stats stats = session->stop();
+    EXPECT_EQ(stats.sink_failures, 0u);
+    const otlp_http_sink_stats s = sink->stats();
+    expect_accounted(s);
+    EXPECT_EQ(s.spans_accepted, s.spans);
+    EXPECT_EQ(received_spans(receiver).size(), s.spans);
 }
 
 }  // namespace

@@ -27,6 +27,8 @@
 // only: put an OpenTelemetry Collector on localhost in front of a TLS
 // backend (docs/otlp.md).
 //
+// fork(): the child neither sends nor stops anything of the parent's
+// sessions (their sinks stay with the parent, docs/sessions.md).
 // Thread-safety: used by one session at a time; loupe calls it from the
 // collector only; stats() from any thread.
 #pragma once
