@@ -14,12 +14,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <map>
 #include <random>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include <loupe/control/listen.hpp>
@@ -29,6 +31,8 @@
 #include <loupe/remote/reply.hpp>
 
 #include "support/control_child.hpp"
+#include "support/otlp_reader.hpp"
+#include "support/otlp_receiver.hpp"
 
 using namespace loupe_test;
 using loupe::remote::json_value;
@@ -45,9 +49,10 @@ std::size_t open_descriptors() {
 // of its own.
 class endpoint_fixture {
 public:
-    explicit endpoint_fixture(const std::string& tag) : folder_(tag) {
+    explicit endpoint_fixture(const std::string& tag, std::vector<std::string> names = {}) : folder_(tag) {
         std::filesystem::create_directory(folder_ / "out");
         loupe::control::listen_options o;
+        o.names = std::move(names);
         o.socket_directory = folder_ / "sock";
         o.output_directory = folder_ / "out";
         o.io_timeout = std::chrono::milliseconds(300);
@@ -182,6 +187,35 @@ TEST(ControlEndpoint, StartSetStopRecordsOnlyTheFilteredUserWhileTheSessionRuns)
     EXPECT_EQ(after.find("sessions")->items[0].u64("delivered"), stopped.u64("delivered"));
     expect_error(ep.ask("stop who"), "session 'who' has stopped");
     expect_error(ep.ask("set nosuch filter=\"\""), "no session named 'nosuch'");
+}
+
+// start ...; otlp=URL also sends the session to a collector, as the service
+// the process's peers call it (listen_options::names) when OTEL_SERVICE_NAME
+// does not name it; the replies carry the URL and the counts.
+TEST(ControlEndpoint, OtlpSessionsGoToTheCollectorAsTheServiceThePeersCall) {
+    if (std::getenv("OTEL_SERVICE_NAME") != nullptr) GTEST_SKIP() << "OTEL_SERVICE_NAME is set: it names the service";
+    loupe_test::otlp_receiver receiver;
+    endpoint_fixture ep("control_otlp", {"frontend", "shop"});
+    alice_and_bob work(1);
+    const json_value started = ep.ask("start name=live; kinds=zones; otlp=\"" + receiver.url() + "\"");
+    ASSERT_TRUE(started.flag("ok")) << started.str("error");
+    EXPECT_EQ(started.str("otlp"), receiver.url());
+    std::this_thread::sleep_for(std::chrono::milliseconds(150));
+    const json_value stopped = ep.ask("stop live");
+    ASSERT_TRUE(stopped.flag("ok")) << stopped.str("error");
+    EXPECT_EQ(stopped.str("otlp"), receiver.url());
+    EXPECT_GT(stopped.u64("otlp_spans"), 0u);
+    EXPECT_EQ(stopped.u64("otlp_accepted"), stopped.u64("otlp_spans"));
+    EXPECT_EQ(stopped.u64("sink_failures"), 0u);
+    ASSERT_FALSE(receiver.accepted_bodies().empty());
+    std::uint64_t spans = 0;
+    for (const std::string& body : receiver.accepted_bodies()) {
+        for (const loupe_test::otlp::resource_spans& r : loupe_test::otlp::read_request(body)) {
+            EXPECT_EQ(r.resource.at("service.name").text, "frontend");
+            spans += r.spans.size();
+        }
+    }
+    EXPECT_EQ(spans, stopped.u64("otlp_spans"));
 }
 
 TEST(ControlEndpoint, InfoNamesTheProcessAndDurationStopsASessionByItself) {

@@ -168,7 +168,8 @@ inline const char* const start_help =
     "  --overflow P     drop (default) or block when a ring is full\n"
     "  --otlp URL       also send the spans, 2-4 s after they end, to this OTLP/HTTP endpoint\n"
     "                   (e.g. http://127.0.0.1:4318/v1/traces; the process's OTEL_EXPORTER_OTLP_HEADERS,\n"
-    "                   OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES apply); 'stop' prints what the\n"
+    "                   OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES apply; without a service name,\n"
+    "                   the process's first name, else its program); 'stop' prints what the\n"
     "                   collector accepted\n"
     "  --for DURATION   stop by itself after 500ms, 10s, 5m, 1h ...\n";
 

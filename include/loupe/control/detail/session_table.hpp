@@ -117,7 +117,7 @@ public:
                 case remote::command::list:
                     return list();
                 case remote::command::start:
-                    return start(r.start);
+                    return start(r.start, facts);
                 case remote::command::set:
                     return set(r);
                 case remote::command::stop:
@@ -249,7 +249,7 @@ private:
         sessions_.erase(oldest);
     }
 
-    std::string start(const remote::start_request& req) {
+    std::string start(const remote::start_request& req, const endpoint_facts& facts) {
         std::string name = req.name;
         if (name.empty()) {
             do {
@@ -279,10 +279,15 @@ private:
         std::shared_ptr<sinks::otlp_http_sink> otlp;
         if (!req.otlp.empty()) {
             // The process's OTEL_* variables (headers, service name, resource
-            // attributes), the request's endpoint. Throws loupe::error naming
-            // a bad URL or variable.
+            // attributes), the request's endpoint; without OTEL_SERVICE_NAME
+            // the service is the process's first name (what its peers call
+            // it), else its program. Throws loupe::error naming a bad URL or
+            // variable.
             sinks::otlp_http_sink_options options = sinks::otlp_http_sink::options_from_env();
             options.http.endpoint = req.otlp;
+            if (options.conversion.service_name.empty() && facts.names != nullptr && !facts.names->empty()) {
+                options.conversion.service_name = facts.names->front();
+            }
             otlp = std::make_shared<sinks::otlp_http_sink>(std::move(options));
             cfg.sinks.push_back(otlp);
         }
