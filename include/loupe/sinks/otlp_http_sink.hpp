@@ -133,7 +133,6 @@ public:
     void open() override {
         if (in_use_) throw error("otlp_http_sink '" + options_.http.endpoint + "': already used by a running session");
         in_use_ = true;
-        closed_ = false;
         baseline_ = sender_.snapshot();
         window_started_ = std::chrono::steady_clock::now();
         sender_.start();
@@ -157,8 +156,7 @@ public:
     /// shutdown_timeout). Throws loupe::error with the counts when any span
     /// of the session was not accepted.
     void close() override {
-        if (closed_ || !in_use_) return;
-        closed_ = true;
+        if (!in_use_) return;
         in_use_ = false;
         sender_.stop(options_.shutdown_timeout);
         const otlp_http_sink_stats s = sender_.snapshot();
@@ -191,8 +189,7 @@ private:
     detail::otlp_live_windows windows_;
     std::chrono::steady_clock::time_point window_started_;
     otlp_http_sink_stats baseline_;  // at the session's open
-    bool in_use_ = false;
-    bool closed_ = false;
+    bool in_use_ = false;  // open() until close() or abandon()
 };
 
 }  // namespace loupe::sinks

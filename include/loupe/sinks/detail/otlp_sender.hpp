@@ -123,10 +123,7 @@ private:
         std::unique_lock<std::mutex> lock(mutex_);
         for (;;) {
             wake_.wait(lock, [this] { return abort_ || stopping_ || !queue_.empty(); });
-            if (abort_ || queue_.empty()) {
-                if (abort_ || stopping_) return;
-                continue;
-            }
+            if (abort_ || queue_.empty()) return;  // stopped, or stopping with nothing left
             item next = std::move(queue_.front());
             queue_.pop_front();
             queued_bytes_ -= next.request.size();

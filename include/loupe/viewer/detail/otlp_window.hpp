@@ -33,27 +33,28 @@ struct span_window {
     std::unordered_map<std::uint64_t, std::uint64_t> up_to;  ///< by loupe thread id
     bool last = false;
 
-    /// The bounds of one thread, looked up once per thread.
+    /// The bounds of one thread, looked up once per thread: ends in
+    /// (lower, upper] when `any`, none otherwise.
     struct bounds {
+        bool any = false;
         bool has_lower = false;
         std::uint64_t lower = 0;
-        bool has_upper = false;
         std::uint64_t upper = 0;
-        bool unbounded_above = false;
         bool writes(std::uint64_t end_ns) const noexcept {
-            if (has_lower && end_ns <= lower) return false;
-            return unbounded_above || (has_upper && end_ns <= upper);
+            return any && (!has_lower || end_ns > lower) && end_ns <= upper;
         }
     };
     bounds of(std::uint64_t thread_id) const {
         bounds b;
-        b.unbounded_above = last;
         if (auto it = after.find(thread_id); it != after.end()) {
             b.has_lower = true;
             b.lower = it->second;
         }
-        if (auto it = up_to.find(thread_id); it != up_to.end()) {
-            b.has_upper = true;
+        if (last) {
+            b.any = true;
+            b.upper = UINT64_MAX;
+        } else if (auto it = up_to.find(thread_id); it != up_to.end()) {
+            b.any = true;
             b.upper = it->second;
         }
         return b;

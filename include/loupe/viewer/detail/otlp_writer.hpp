@@ -325,8 +325,6 @@ private:
 
     void write_span(const frame& f) {
         const timeline_event& e = (*events_)[f.event];
-        const std::uint64_t begin = e.begin_ns;
-        const std::uint64_t end = e.type() == event_type::zone ? std::max(e.end_or_value, begin) : begin;
         if (window_ && !bounds_.writes(e.end_ns())) return;  // another conversion's
         const trace_io_op* op = io_operation_of(t_, e);
         span_.clear();
@@ -336,6 +334,8 @@ private:
         if (f.parent != 0) append_id(span_, field::parent_span_id, 0, f.parent, false);
         if (f.task && f.task->trace_flags != 0) append_trace_flags(f.task->trace_flags);
         pb::append_uint(span_, field::kind, span_kind_internal);
+        const std::uint64_t begin = e.begin_ns;
+        const std::uint64_t end = e.type() == event_type::zone ? std::max(e.end_or_value, begin) : begin;
         pb::append_fixed64(span_, field::start_time, unix_ns(begin));
         pb::append_fixed64(span_, field::end_time, unix_ns(end));
         const std::string& name = op ? io_bytes(*op) : site_bytes(e.site());
