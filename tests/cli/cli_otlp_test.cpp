@@ -58,14 +58,19 @@ std::size_t zones_in(const std::string& path) {
     return n;
 }
 
+// The listening program made to listen by LOUPE_CONTROL=1, writing under
+// `runtime`/out, as service "checkout", with `env` besides.
+spawned_program checkout_program(const temp_folder& runtime, std::vector<std::string> env = {}) {
+    std::filesystem::create_directory(runtime / "out");
+    env.insert(env.end(), {"XDG_RUNTIME_DIR=" + runtime.path(), "LOUPE_CONTROL=1",
+                           "LOUPE_CONTROL_OUTPUT=" + (runtime / "out"), "OTEL_SERVICE_NAME=checkout"});
+    return spawned_program(LOUPE_LISTENING_PROGRAM_PATH, {}, env);
+}
+
 TEST(CliOtlp, StartWithOtlpSendsWhileRunningAndStopSaysWhatWasAccepted) {
     otlp_receiver receiver({}, std::chrono::seconds(120));
     temp_folder runtime("cli_otlp");
-    std::filesystem::create_directory(runtime / "out");
-    spawned_program program(LOUPE_LISTENING_PROGRAM_PATH, {},
-                            {"XDG_RUNTIME_DIR=" + runtime.path(), "LOUPE_CONTROL=1",
-                             "LOUPE_CONTROL_OUTPUT=" + (runtime / "out"), "OTEL_SERVICE_NAME=checkout",
-                             "OTEL_EXPORTER_OTLP_HEADERS=api-key=k1"});
+    spawned_program program = checkout_program(runtime, {"OTEL_EXPORTER_OTLP_HEADERS=api-key=k1"});
     ASSERT_NE(program.read_line(), "not listening");
     const std::string pid = std::to_string(program.pid());
 
@@ -110,10 +115,7 @@ TEST(CliOtlp, StartWithOtlpSendsWhileRunningAndStopSaysWhatWasAccepted) {
 TEST(CliOtlp, RecordSendsEveryProcessAndSaysSoPerProcess) {
     otlp_receiver receiver({}, std::chrono::seconds(120));
     temp_folder runtime("cli_otlp_record");
-    std::filesystem::create_directory(runtime / "out");
-    spawned_program program(LOUPE_LISTENING_PROGRAM_PATH, {},
-                            {"XDG_RUNTIME_DIR=" + runtime.path(), "LOUPE_CONTROL=1",
-                             "LOUPE_CONTROL_OUTPUT=" + (runtime / "out"), "OTEL_SERVICE_NAME=checkout"});
+    spawned_program program = checkout_program(runtime);
     ASSERT_NE(program.read_line(), "not listening");
     const std::string pid = std::to_string(program.pid());
     const run_result r = loupe_cli(runtime.path(), "record --pids " + pid + " --for 300ms --kinds zones -o '" +
