@@ -18,7 +18,6 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -26,6 +25,7 @@
 #include <tuple>
 #include <vector>
 
+#include "support/captured_errors.hpp"
 #include "support/otlp_reader.hpp"
 #include "support/otlp_receiver.hpp"
 #include "support/trace_files.hpp"
@@ -119,28 +119,6 @@ loupe::session start_live(const std::shared_ptr<otlp_http_sink>& sink, const std
     cfg.sinks = {sink};
     return loupe::start_session(cfg);
 }
-
-// Collects what loupe reports through its error handler during a test.
-class reported_errors {
-public:
-    reported_errors() {
-        loupe::set_error_handler([this](const std::string& m) {
-            std::lock_guard<std::mutex> lock(mutex_);
-            messages_.push_back(m);
-        });
-    }
-    ~reported_errors() { loupe::set_error_handler(nullptr); }
-    std::string all() const {
-        std::lock_guard<std::mutex> lock(mutex_);
-        std::string out;
-        for (const std::string& m : messages_) out += m + "\n";
-        return out;
-    }
-
-private:
-    mutable std::mutex mutex_;
-    std::vector<std::string> messages_;
-};
 
 TEST(OtlpLiveSink, SpansArriveWhileTheSessionRunsEachOnceWithItsParent) {
     otlp_receiver receiver;
@@ -282,7 +260,7 @@ TEST(OtlpLiveSink, ZonesOfATaskAreInItsTraceUnderItsSpan) {
 }
 
 TEST(OtlpLiveSink, DeadCollectorIsASinkFailureAndStopReturns) {
-    reported_errors errors;
+    loupe_test::captured_errors errors;
     const loupe_test::dead_port nobody;
     otlp_http_sink_options o = fast_options("http://127.0.0.1:" + std::to_string(nobody.port()) + "/v1/traces");
     o.http.initial_backoff = 10s;  // a retry waits long: stop cuts it short
@@ -321,7 +299,7 @@ TEST(OtlpLiveSink, RetriesA503AndLosesNothing) {
 }
 
 TEST(OtlpLiveSink, PartialSuccessIsCountedAndReported) {
-    reported_errors errors;
+    loupe_test::captured_errors errors;
     otlp_receiver receiver({otlp_receiver::reply::partial_success(3, "three spans too old")});
     auto sink = std::make_shared<otlp_http_sink>(fast_options(receiver.url()));
     auto session = start_live(sink, "live-partial");
@@ -340,7 +318,7 @@ TEST(OtlpLiveSink, PartialSuccessIsCountedAndReported) {
 }
 
 TEST(OtlpLiveSink, FullQueueDropsRequestsAndCountsThem) {
-    reported_errors errors;
+    loupe_test::captured_errors errors;
     // The collector asks to wait a second, again and again: the sender
     // waits while windows keep coming.
     std::vector<otlp_receiver::reply> script(30, otlp_receiver::reply(otlp_receiver::reply::unavailable, 1));
@@ -369,7 +347,7 @@ TEST(OtlpLiveSink, CollectorGoingAwayMidSessionFailsLaterRequestsOnly) {
     o.http.max_retries = 1;
     auto sink = std::make_shared<otlp_http_sink>(o);
     {
-        reported_errors errors;
+        loupe_test::captured_errors errors;
         auto session = start_live(sink, "live-away");
         record_until([&] { return sink->stats().spans_failed > 0; });
         const loupe::session_stats stats = session.stop();

@@ -1,32 +1,15 @@
 // A failing sink is counted and reported once; the host never sees it.
 #include <gtest/gtest.h>
 
-#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "support/captured_errors.hpp"
 #include "support/recording.hpp"
 
 using namespace loupe_test;
 
-namespace {
-struct captured_errors {
-    std::mutex mutex;
-    std::vector<std::string> messages;
-    captured_errors() {
-        loupe::set_error_handler([this](const std::string& m) {
-            std::lock_guard<std::mutex> lock(mutex);
-            messages.push_back(m);
-        });
-    }
-    ~captured_errors() { loupe::set_error_handler({}); }
-    std::vector<std::string> get() {
-        std::lock_guard<std::mutex> lock(mutex);
-        return messages;
-    }
-};
-}  // namespace
 
 TEST(SinkFailure, AThrowingSinkIsReportedOnceAndTheOtherSinksKeepEverything) {
     captured_errors errors;
@@ -49,7 +32,7 @@ TEST(SinkFailure, AThrowingSinkIsReportedOnceAndTheOtherSinksKeepEverything) {
     // The failing record and the 7 zones plus the session end after it.
     EXPECT_EQ(stats.records_undelivered, 9u);
     EXPECT_EQ(calls, 3);
-    auto messages = errors.get();
+    auto messages = errors.messages();
     ASSERT_EQ(messages.size(), 1u);
     EXPECT_NE(messages[0].find("session 'flaky'"), std::string::npos) << messages[0];
     EXPECT_NE(messages[0].find("disk on fire"), std::string::npos) << messages[0];
@@ -67,7 +50,7 @@ TEST(SinkFailure, AFullDiskIsReportedAndTheSessionStillStops) {
     }
     auto stats = s.stop();
     EXPECT_EQ(stats.sink_failures, 1u);
-    auto messages = errors.get();
+    auto messages = errors.messages();
     ASSERT_EQ(messages.size(), 1u);
     EXPECT_NE(messages[0].find("/dev/full"), std::string::npos) << messages[0];
     EXPECT_NE(messages[0].find("No space left on device"), std::string::npos) << messages[0];

@@ -5,7 +5,6 @@
 
 #include <atomic>
 #include <fstream>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -15,33 +14,14 @@
 #include <loupe/loupe.hpp>
 #include <loupe/session.hpp>
 
+#include "support/captured_errors.hpp"
+
 using loupe::context_field;
+using loupe_test::captured_errors;
 
 namespace {
 
 std::string get(context_field f) { return std::string(loupe::capture_context().get(f)); }
-
-// Collects what the error handler receives while alive.
-class captured_errors {
-public:
-    captured_errors() {
-        loupe::set_error_handler([this](const std::string& m) {
-            std::lock_guard<std::mutex> lock(mutex_);
-            messages_.push_back(m);
-        });
-    }
-    ~captured_errors() { loupe::set_error_handler(nullptr); }
-    std::size_t count_containing(const std::string& needle) {
-        std::lock_guard<std::mutex> lock(mutex_);
-        std::size_t n = 0;
-        for (const auto& m : messages_) n += m.find(needle) != std::string::npos;
-        return n;
-    }
-
-private:
-    std::mutex mutex_;
-    std::vector<std::string> messages_;
-};
 
 long resident_kib() {
     std::ifstream status("/proc/self/status");
