@@ -67,9 +67,10 @@ TEST(BlockPolicy, SessionsStartedAndStoppedUnderLoadDropNothing) {
     beside_cfg.overflow = loupe::overflow_policy::drop;
     beside_cfg.ring_bytes = small_ring;
     auto beside = loupe::start_session(beside_cfg);
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-    int rounds = 0;
-    while (std::chrono::steady_clock::now() < until) {
+    // A fixed number of rounds, not a time budget: under a sanitizer on a
+    // loaded machine a round takes a quarter second, and the test must ask
+    // the same question there as on a fast machine.
+    for (int rounds = 0; rounds < 24; ++rounds) {
         auto counters_sink = std::make_shared<loupe::sinks::memory_sink>();
         auto zones_sink = std::make_shared<loupe::sinks::memory_sink>();
         auto counters = loupe::start_session(block_config(counters_sink, "block-counters", loupe::kinds::counters));
@@ -81,8 +82,6 @@ TEST(BlockPolicy, SessionsStartedAndStoppedUnderLoadDropNothing) {
         ASSERT_EQ(zs.dropped, 0u) << "round " << rounds << ": a block session recording zones dropped";
         EXPECT_EQ(cs.delivered, of_kind(counters_sink->events(), record_kind::counter).size());
         EXPECT_EQ(zs.delivered, of_kind(zones_sink->events(), record_kind::zone).size());
-        ++rounds;
     }
     beside.stop();
-    EXPECT_GT(rounds, 10);
 }
