@@ -45,3 +45,32 @@ TEST(Clock, SessionCarriesAWallClockAnchorAndTheClockSource) {
     EXPECT_EQ(seen.clock, loupe::detail::process_clock().source());
     EXPECT_EQ(seen.pid, static_cast<std::uint32_t>(::getpid()));
 }
+
+// Ticks far before and after the anchor (days of ticks either way) convert
+// with the calibrated rate exactly: the difference of two conversions is the
+// difference of ticks times mult() / 2^32, to the nanosecond, and order is kept.
+TEST(Clock, ConversionIsExactAndOrderedFarFromTheAnchor) {
+    const auto& clock = loupe::detail::process_clock();
+    const std::uint64_t mult = clock.mult();
+    ASSERT_GT(mult, 0u);
+    ASSERT_LT(mult, std::uint64_t{1} << 63);
+    const std::uint64_t now = clock.now_ticks();
+    for (const std::uint64_t away : {std::uint64_t{1}, std::uint64_t{1000}, std::uint64_t{1'000'000'000},
+                                     std::uint64_t{1'000'000'000'000}, std::uint64_t{300'000'000'000'000}}) {
+        for (const std::uint64_t t : {now - away, now + away}) {
+            for (const std::uint64_t step : {std::uint64_t{1}, std::uint64_t{3'000'000'000}}) {
+                const auto scaled = static_cast<loupe::detail::uint128>(step) * mult;
+                const auto expected = static_cast<std::uint64_t>(scaled >> 32);
+                const std::uint64_t got = clock.to_ns(t + step) - clock.to_ns(t);
+                EXPECT_LE(got - expected + 1, 2u) << "ticks " << t << " + " << step << ": " << got << " ns, expected "
+                                                  << expected << " ± 1";
+            }
+        }
+        // (Before the machine started, steady time has no value to compare.)
+        const auto away_ns = static_cast<std::uint64_t>(static_cast<loupe::detail::uint128>(away) * mult >> 32);
+        if (away_ns < clock.to_ns(now)) {
+            EXPECT_LE(clock.to_ns(now - away), clock.to_ns(now) - away_ns + 1) << away;
+        }
+        EXPECT_GE(clock.to_ns(now + away) + 1, clock.to_ns(now) + away_ns) << away;
+    }
+}

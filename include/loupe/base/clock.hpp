@@ -68,13 +68,16 @@ public:
         sample(s1, t1);
         anchor_ticks_ = t0;
         anchor_ns_ = s0;
-        if (t1 <= t0 || s1 <= s0) {  // a TSC that does not advance is no clock
+        const uint128 mult = t1 > t0 ? (static_cast<uint128>(s1 - s0) << 32) / (t1 - t0) : 0;
+        // A TSC that does not advance (or ticks slower than once in 2^31 ns,
+        // which to_ns's signed 64-bit factor cannot hold) is no clock.
+        if (t1 <= t0 || s1 <= s0 || mult > static_cast<uint128>(INT64_MAX)) {
             use_tsc_ = false;
             anchor_ticks_ = anchor_ns_ = 0;
             mult_ = std::uint64_t{1} << 32;
             return;
         }
-        mult_ = static_cast<std::uint64_t>((static_cast<uint128>(s1 - s0) << 32) / (t1 - t0));
+        mult_ = static_cast<std::uint64_t>(mult);
     }
 
     bool uses_tsc() const noexcept { return use_tsc_; }
@@ -83,9 +86,12 @@ public:
     /// Current ticks of this clock (the hot path inlines `read_ticks` instead).
     std::uint64_t now_ticks() const noexcept { return use_tsc_ ? rdtsc() : steady_ns(); }
 
+    /// Nanoseconds of `ticks` (before the anchor too). One signed 64x64-bit
+    /// multiply: mult_ is below 2^63 (the constructor makes sure).
     std::uint64_t to_ns(std::uint64_t ticks) const noexcept {
-        auto delta = static_cast<int128>(static_cast<std::int64_t>(ticks - anchor_ticks_));
-        return anchor_ns_ + static_cast<std::uint64_t>((delta * static_cast<int128>(mult_)) >> 32);
+        const auto delta = static_cast<int128>(static_cast<std::int64_t>(ticks - anchor_ticks_));
+        const auto mult = static_cast<int128>(static_cast<std::int64_t>(mult_));
+        return anchor_ns_ + static_cast<std::uint64_t>((delta * mult) >> 32);
     }
 
     /// Nanoseconds per tick times 2^32 (for diagnostics and tests).
