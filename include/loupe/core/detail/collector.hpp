@@ -187,7 +187,11 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
     rec.thread = &thread;
     zone_argument arg;  // a numeric zone argument's view (rec.arg while it is sent)
     drain_result result;
-    result.consumed = r.drain([&](const raw_record& raw) {
+    // Every record but the common one below: unit headers and payloads,
+    // metric deltas and the zone they belong to, instants, counters, flows,
+    // zone arguments, records of a session newer than the snapshot. Out of
+    // line, so the drain loop keeps a plain zone's path short.
+    auto general = [&](const raw_record& raw) LOUPE_NOINLINE -> bool {
         ring::pending_payload& pending = r.collector_payload;
         if (pending.received < pending.bytes) {  // payload of a multi-record unit: raw bytes
             if (pending.codec != nullptr && pending.codec->unread) {  // passed over without a look
@@ -302,6 +306,32 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         }
         rec.arg = nullptr;
         return true;
+    };
+    result.consumed = r.drain([&](const raw_record& raw) {
+        // A plain zone of known sessions, no unit payload under way, no metric
+        // deltas held for it: most records of a busy ring.
+        const ring::pending_payload& pending = r.collector_payload;
+        if (LOUPE_LIKELY(pending.received >= pending.bytes && r.collector_zone_metrics.plan == nullptr &&
+                         raw.where->kind == site_kind::zone && raw.where != &zone_metrics_marker &&
+                         (raw.sessions & ~live_mask) == 0)) {
+            rec.where = raw.where;
+            rec.kind = record_kind::zone;
+            rec.begin_ns = clock_.to_ns(raw.t0);
+            rec.end_ns = clock_.to_ns(raw.t1);
+            rec.value = 0.0;
+            rec.flow_id = 0;
+            rec.metric_count = 0;
+            rec.metrics = selected_metrics_;
+            for (std::uint64_t targets = raw.sessions; targets != 0; targets &= targets - 1) {
+                session_state& s = *live[__builtin_ctzll(targets)];
+                if (static_cast<std::int64_t>(raw.t0 - s.start_ticks) < 0) continue;  // the slot's previous session
+                rec.session = &s.info;
+                collector_detail::bump(s.delivered, 1);
+                s.send(rec);
+            }
+            return true;
+        }
+        return general(raw);
     });
     return result;
 }
