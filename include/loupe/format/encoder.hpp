@@ -12,6 +12,7 @@
 #include <utility>
 #include <vector>
 
+#include "loupe/base/config.hpp"
 #include "loupe/base/context.hpp"
 #include "loupe/format/wire.hpp"
 #include "loupe/base/error.hpp"
@@ -28,6 +29,34 @@ public:
     /// Appends the encoding of `r`. Throws loupe::error for a second
     /// session on one encoder (a trace file holds one session).
     void encode(const record& r) {
+        if (LOUPE_LIKELY(r.kind == record_kind::zone)) return event(r, format::ev_zone);
+        encode_other(r);
+    }
+
+    /// Closes the open EVENTS record so that `bytes()` holds whole records.
+    void close_batch() {
+        if (batch_thread_ == 0) return;
+        out_.push_back(format::rec_events);
+        append_varint(out_, batch_size_);
+        out_.insert(out_.end(), batch_.data(), batch_.data() + batch_size_);
+        batch_size_ = 0;
+        batch_thread_ = 0;
+    }
+
+    /// Encoded bytes not yet taken; the owner writes them out and clears.
+    std::vector<unsigned char>& bytes() noexcept { return out_; }
+    bool begun() const noexcept { return begun_; }
+    bool ended() const noexcept { return ended_; }
+
+private:
+    struct thread_entry {
+        std::uint32_t name_version = 0;
+        std::uint64_t base_ns = 0;  // time of this thread's previous event
+    };
+    // The longest event in an EVENTS record: tag, site, time, duration or value.
+    static constexpr std::size_t max_event_bytes = 1 + 3 * format::max_varint_bytes + 8;
+
+    LOUPE_NOINLINE void encode_other(const record& r) {
         switch (r.kind) {
             case record_kind::session_begin: return begin(*r.session);
             case record_kind::zone: return event(r, format::ev_zone);
@@ -51,27 +80,6 @@ public:
                 return task_point_record(r);
         }
     }
-
-    /// Closes the open EVENTS record so that `bytes()` holds whole records.
-    void close_batch() {
-        if (batch_thread_ == 0) return;
-        out_.push_back(format::rec_events);
-        append_varint(out_, batch_.size());
-        out_.insert(out_.end(), batch_.begin(), batch_.end());
-        batch_.clear();
-        batch_thread_ = 0;
-    }
-
-    /// Encoded bytes not yet taken; the owner writes them out and clears.
-    std::vector<unsigned char>& bytes() noexcept { return out_; }
-    bool begun() const noexcept { return begun_; }
-    bool ended() const noexcept { return ended_; }
-
-private:
-    struct thread_entry {
-        std::uint32_t name_version = 0;
-        std::uint64_t base_ns = 0;  // time of this thread's previous event
-    };
 
     static void append_varint(std::vector<unsigned char>& v, std::uint64_t x) {
         unsigned char tmp[format::max_varint_bytes];
@@ -276,7 +284,10 @@ private:
     // template's instantiations are one site in the trace (the first one's
     // function names it), so every report groups them as one row.
     std::uint64_t site_id(const site* where) {
-        if (where == last_site_) return last_site_id_;
+        if (LOUPE_LIKELY(where == last_site_)) return last_site_id_;
+        return look_up_site(where);
+    }
+    LOUPE_NOINLINE std::uint64_t look_up_site(const site* where) {
         auto it = sites_.find(where);
         std::uint64_t id;
         if (it != sites_.end()) {
@@ -356,21 +367,21 @@ private:
             close_batch();
             batch_thread_ = r.thread->id;
             batch_entry_ = &t;
-            append_varint(batch_, r.thread->id);
+            batch_size_ = static_cast<std::size_t>(format::put_varint(batch_.data(), r.thread->id) - batch_.data());
         }
-        unsigned char buf[1 + 3 * format::max_varint_bytes + 8];
-        unsigned char* p = buf;
+        unsigned char* const start = batch_.data() + batch_size_;  // room: see batch_
+        unsigned char* p = start;
         *p++ = tag;
         p = format::put_varint(p, site);
         p = format::put_varint(p, format::zigzag(static_cast<std::int64_t>(r.begin_ns - t.base_ns)));
         if (tag == format::ev_zone) p = format::put_varint(p, r.end_ns - r.begin_ns);
         if (tag == format::ev_counter) p = format::put_f64(p, r.value);
-        batch_.insert(batch_.end(), buf, p);
+        batch_size_ += static_cast<std::size_t>(p - start);
         t.base_ns = r.begin_ns;
         ++events_written_;
         if (r.metric_count != 0) zone_metrics(r);
         if (r.method && tag == format::ev_zone) return method_call_record(r);
-        if (batch_.size() >= max_batch_bytes) close_batch();
+        if (batch_size_ >= max_batch_bytes) close_batch();
     }
 
     bool renamed(const thread_info& t) const noexcept { return batch_entry_->name_version != t.name_version; }
@@ -482,7 +493,11 @@ private:
     }
 
     std::vector<unsigned char> out_;
-    std::vector<unsigned char> batch_;    // payload of the open EVENTS record
+    // Payload of the open EVENTS record, written in place: it holds less than
+    // max_batch_bytes before an event (else it was closed), so an event
+    // always fits, as does the thread id that opens it.
+    std::vector<unsigned char> batch_ = std::vector<unsigned char>(max_batch_bytes + max_event_bytes);
+    std::size_t batch_size_ = 0;
     std::vector<unsigned char> scratch_;  // payload of the record being built
     std::uint64_t batch_thread_ = 0;      // 0: no EVENTS record open
     thread_entry* batch_entry_ = nullptr;

@@ -1,0 +1,104 @@
+// The encoder's EVENTS records: a thread's events are packed in place into
+// one record until it reaches max_batch_bytes, then the next one opens; every
+// event reads back exactly, whatever the size of its varints.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include <loupe/format/encoder.hpp>
+#include <loupe/format/reader.hpp>
+
+namespace {
+
+// EVENTS records as the decoder frames them: where each starts, whose it is.
+struct events_records : loupe::trace_visitor {
+    std::vector<std::uint64_t> offsets;
+    std::vector<std::uint64_t> threads;
+    void on_events_begin(std::uint64_t at, std::uint64_t thread_id) override {
+        offsets.push_back(at);
+        threads.push_back(thread_id);
+    }
+};
+
+struct expected_event {
+    const loupe::thread_info* thread;
+    loupe::record_kind kind;
+    std::uint64_t begin_ns, end_ns;
+    double value;
+};
+
+}  // namespace
+
+TEST(Encoder, ThreadsEventsFillSeveralEventsRecordsAndReadBackExactly) {
+    static const loupe::site zone{"zone", "e.cpp", "f", 1, loupe::site_kind::zone};
+    static const loupe::site gauge{"gauge", "e.cpp", "f", 2, loupe::site_kind::counter};
+    loupe::session_info s{"encoder", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc,
+                          nullptr, 0, {}, {}, {}, {}, 0};
+    const loupe::thread_info a{1, 101, "a", 1}, b{2, 102, "b", 1};
+    loupe::detail::trace_encoder enc;
+    loupe::record r;
+    r.session = &s;
+    r.kind = loupe::record_kind::session_begin;
+    enc.encode(r);
+
+    // Long runs of one thread (zones whose begin goes back and forth by up to
+    // 2^62 ns and whose durations take 1 to 10 varint bytes, and counters),
+    // then a few events of the other thread, over and over.
+    std::vector<expected_event> expected;
+    const std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
+    for (std::uint64_t i = 0; i < 12000; ++i) {
+        const loupe::thread_info* th = (i / 3000) % 2 == 0 || i % 3000 < 2990 ? &a : &b;
+        loupe::record e;
+        e.session = &s;
+        e.thread = th;
+        if (i % 7 == 3) {
+            e.kind = loupe::record_kind::counter;
+            e.where = &gauge;
+            e.begin_ns = e.end_ns = 5000 + i;
+            e.value = -0.25 * static_cast<double>(i);
+        } else {
+            e.kind = loupe::record_kind::zone;
+            e.where = &zone;
+            e.begin_ns = i % 2 ? (std::uint64_t{1} << 62) + i : 1000 + i;
+            e.end_ns = i % 5 == 0 ? max : e.begin_ns + (std::uint64_t{1} << (i % 64)) - 1;
+        }
+        enc.encode(e);
+        expected.push_back({th, e.kind, e.begin_ns, e.end_ns, e.value});
+    }
+    loupe::record end;
+    end.session = &s;
+    end.kind = loupe::record_kind::session_end;
+    end.end_ns = 9000;
+    enc.encode(end);
+    const std::vector<unsigned char>& bytes = enc.bytes();
+
+    const loupe::trace t = loupe::read_trace(bytes.data(), bytes.size());
+    ASSERT_EQ(t.events.size(), expected.size());
+    for (std::size_t i = 0; i < expected.size(); ++i) {
+        const loupe::trace_event& got = t.events[i];
+        ASSERT_EQ(got.thread_id, expected[i].thread->id) << "event " << i;
+        ASSERT_EQ(got.begin_ns, expected[i].begin_ns) << "event " << i;
+        if (expected[i].kind == loupe::record_kind::zone) {
+            ASSERT_EQ(got.type, loupe::event_type::zone) << "event " << i;
+            ASSERT_EQ(got.end_ns, expected[i].end_ns) << "event " << i;
+        } else {
+            ASSERT_EQ(got.type, loupe::event_type::counter) << "event " << i;
+            ASSERT_EQ(got.value, expected[i].value) << "event " << i;
+        }
+    }
+
+    // Each record holds one thread's run, closed near max_batch_bytes (the
+    // first one early: the counter's SITE came before the counter).
+    events_records framing;
+    loupe::decode_trace(bytes.data(), bytes.size(), framing);
+    ASSERT_GT(framing.offsets.size(), 8u);
+    for (std::size_t k = 1; k + 1 < framing.offsets.size(); ++k) {
+        const std::uint64_t size = framing.offsets[k + 1] - framing.offsets[k];
+        EXPECT_LE(size, loupe::detail::trace_encoder::max_batch_bytes + 64) << "EVENTS record " << k;
+        if (framing.threads[k] == framing.threads[k + 1]) {
+            EXPECT_GE(size, loupe::detail::trace_encoder::max_batch_bytes) << "EVENTS record " << k << " closed early";
+        }
+    }
+}
