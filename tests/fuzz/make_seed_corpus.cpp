@@ -118,6 +118,7 @@ int main(int argc, char** argv) {
     loupe::session_config tiny;  // a ring this small drops: the trace carries drop records
     tiny.name = "drops";
     tiny.ring_bytes = 256;
+    tiny.memory_budget = 0;
     seeds::record(out / "traces" / "drops.loupe", tiny);
 
     {  // a trace set, as `loupe merge -o X.loupe` writes it: two traces back to back

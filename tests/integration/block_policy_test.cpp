@@ -51,6 +51,7 @@ loupe::session_config block_config(const std::shared_ptr<loupe::sinks::memory_si
     cfg.kinds = kinds;
     cfg.overflow = loupe::overflow_policy::block;
     cfg.ring_bytes = small_ring;
+    cfg.memory_budget = 0;  // rings stay small: full most of the time
     return cfg;
 }
 
@@ -66,6 +67,7 @@ TEST(BlockPolicy, SessionsStartedAndStoppedUnderLoadDropNothing) {
     auto beside_cfg = memory_config(beside_sink, "beside");
     beside_cfg.overflow = loupe::overflow_policy::drop;
     beside_cfg.ring_bytes = small_ring;
+    beside_cfg.memory_budget = 0;
     auto beside = loupe::start_session(beside_cfg);
     // A fixed number of rounds, not a time budget: under a sanitizer on a
     // loaded machine a round takes a quarter second, and the test must ask

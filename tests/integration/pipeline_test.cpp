@@ -43,6 +43,7 @@ TEST(Pipeline, TinyRingDropsWholeMethodCallsAndCountsThemExactly) {
     auto mem = std::make_shared<loupe::sinks::memory_sink>();
     auto cfg = memory_config(mem, "tiny-methods");
     cfg.ring_bytes = 256;  // 8 records: two calls at most
+    cfg.memory_budget = 0;  // and it does not grow
     cfg.params = "method=pipeline::traced_step(int); param=1";
     auto s = loupe::start_session(cfg);
     std::thread worker([] {
@@ -89,6 +90,7 @@ TEST(Pipeline, TinyRingDropsAreCountedExactlyAndWrittenAsRecords) {
     auto mem = std::make_shared<loupe::sinks::memory_sink>();
     auto cfg = memory_config(mem, "tiny");
     cfg.ring_bytes = 256;  // 8 records
+    cfg.memory_budget = 0;  // and it does not grow
     auto s = loupe::start_session(cfg);
     std::thread worker(count_up, produced);  // a new thread gets the tiny ring
     worker.join();
@@ -125,9 +127,11 @@ TEST(Pipeline, DropsAreChargedOnlyToTheSessionsThatWantedTheEvent) {
     auto cz = memory_config(zones_only, "zones");
     cz.kinds = loupe::kinds::zones;
     cz.ring_bytes = 256;
+    cz.memory_budget = 0;
     auto cc = memory_config(counters_only, "counters");
     cc.kinds = loupe::kinds::counters;
     cc.ring_bytes = 256;
+    cc.memory_budget = 0;
     auto sz = loupe::start_session(cz);
     auto sc = loupe::start_session(cc);
     std::thread worker(count_up, 30000);
@@ -221,6 +225,7 @@ TEST(Pipeline, DropsOfAnEarlierSessionDoNotCarryOverToTheNext) {
     for (int round = 0; round < 5; ++round) {
         auto burst_cfg = memory_config(std::make_shared<loupe::sinks::memory_sink>(), "burst");
         burst_cfg.ring_bytes = 256;
+        burst_cfg.memory_budget = 0;
         auto burst = loupe::start_session(burst_cfg);
         go(step::burst);
         {

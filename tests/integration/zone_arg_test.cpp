@@ -203,6 +203,7 @@ TEST(ZoneArgs, ArgumentsLostWithAFullRingAreCountedAsDropped) {
     auto memory = std::make_shared<loupe::sinks::memory_sink>();
     loupe::session_config cfg = loupe_test::memory_config(memory);
     cfg.ring_bytes = 4096;  // 128 records
+    cfg.memory_budget = 0;  // and it stays so
     cfg.overflow = loupe::overflow_policy::drop;
     auto session = loupe::start_session(cfg);
     std::uint64_t produced = 0;

@@ -83,6 +83,7 @@ TEST(DropStats, ThreadsAndWindowsAddUpToTheTotalsOfARealSession) {
     loupe::session_config cfg;
     cfg.name = "drops";
     cfg.ring_bytes = 4096;
+    cfg.memory_budget = 0;  // a ring that stays small drops
     cfg.overflow = loupe::overflow_policy::drop;
     cfg.sinks = {std::make_shared<loupe::sinks::file_sink>(path)};
     auto session = loupe::start_session(cfg);

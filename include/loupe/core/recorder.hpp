@@ -168,6 +168,37 @@ inline bool push_or_count(thread_state& ts, std::uint64_t sessions, const raw_re
     return false;
 }
 
+// A busy thread's ring grows: the collector, finding a ring at least half
+// full when it drains it, makes a larger successor (runtime::grow_rings_locked,
+// within the sessions' memory_budget) and hangs it on the ring; the owning
+// thread moves to it the next time its ring is full. The full ring is
+// retired and drained to its end before the successor, so the thread's
+// records keep their order. The host thread swaps a pointer: no allocation,
+// no lock.
+
+/// Host thread, its ring full: moves the thread to the ring's successor and
+/// returns it; null when there is none, or while a parameter chain runs (a
+/// method call's frame may be open in place in the full ring). A frame that
+/// waits in the full ring, closed, goes to the thread's value stack first,
+/// where the call's exit finds it.
+inline ring* adopt_successor(thread_state& ts) noexcept {
+    ring* const full = ts.owned_ring;
+    if (full == nullptr || ts.in_chain != 0) return nullptr;
+    ring* const next = full->successor.load(std::memory_order_acquire);
+    if (next == nullptr) return nullptr;
+    full->set_aside_waiting_frame();
+    if (full->name_version() != next->name_source_version) {  // renamed since the collector copied the name
+        try {
+            next->set_name(full->name().c_str());
+        } catch (...) {  // out of memory: the successor keeps the older name
+        }
+    }
+    next->adopted.store(true, std::memory_order_relaxed);
+    ts.owned_ring = next;
+    full->retired.store(true, std::memory_order_release);  // its last push happened before
+    return next;
+}
+
 LOUPE_NOINLINE inline void push_slow(const site* where, std::uint64_t t0, std::uint64_t t1,
                                      std::uint64_t sessions) noexcept {
     const raw_record record{where, t0, t1, sessions};

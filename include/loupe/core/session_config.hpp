@@ -43,6 +43,18 @@ struct session_config {
     /// task point up to 352; rings smaller than 512 B carry zones but not
     /// contexts, and count I/O operations on unannounced resources as dropped.
     std::size_t ring_bytes = std::size_t{1} << 20;
+    /// Bytes all threads' rings may take together when busy threads' rings
+    /// grow. The collector gives a ring it finds at least half full a
+    /// successor four times larger (twice, when four would not fit); the
+    /// thread moves to it when its ring is full, so a burst, or a collector
+    /// kept off the CPU, is held instead of dropped. Every recording thread
+    /// keeps its first ring whatever the budget (it only limits growth); a
+    /// grown ring is freed when its thread exits. The largest value among
+    /// active sessions wins; 0: rings never grow. Default 64 MiB: two threads
+    /// recording flat out (about 1.7 GB/s of records each here) are held
+    /// through 8 to 10 ms off the CPU for the collector, a scheduling period
+    /// of a busy machine (docs/performance.md).
+    std::size_t memory_budget = std::size_t{64} << 20;
     /// What a full ring does with events for this session.
     overflow_policy overflow = overflow_policy::drop;
     /// Which threads to record, in the filter language of filter.hpp (see

@@ -591,8 +591,14 @@ LOUPE_NOINLINE void push_method_unit(const method_site* where, std::uint64_t t0,
         x.payload_bytes = sizeof bare;
     }
     const std::size_t n = x.records();
-    ring* const rg = ts.owned_ring;
+    ring* rg = ts.owned_ring;
     raw_record* slots = LOUPE_LIKELY(rg != nullptr) ? rg->try_reserve(n) : nullptr;
+    if (LOUPE_UNLIKELY(slots == nullptr) && rg != nullptr) {
+        if (ring* larger = adopt_successor(ts)) {  // full, and the collector made it a larger one
+            rg = larger;
+            slots = rg->try_reserve(n);
+        }
+    }
     if (LOUPE_LIKELY(slots != nullptr)) {  // in place: no copy
         pack_method_unit(x, slots);
         rg->commit(n);

@@ -72,6 +72,7 @@ inline void runtime::collector_main() noexcept {
 #endif
     std::vector<ring*> rings;
     std::vector<ring*> retired;
+    std::vector<ring*> busy;  // at least half full when drained: given a larger successor
     std::vector<std::shared_ptr<session_state>> starting, finishing;
     std::shared_ptr<session_state> live[max_sessions];
     auto last_flush = steady_clock::now();
@@ -104,7 +105,15 @@ inline void runtime::collector_main() noexcept {
         bool complete = true;  // every ring drained to its head in this pass
         bool backlog = false;  // some ring held at least collector_detail::backlog_share of its capacity
         retired.clear();
+        busy.clear();
         for (ring* r : rings) {
+            // A grown thread's successor waits until the ring before it is
+            // drained to its end (recycled already, or emptied in this pass).
+            if (r->predecessor != nullptr &&
+                std::find(retired.begin(), retired.end(), r->predecessor) == retired.end()) {
+                complete = complete && r->empty();
+                continue;
+            }
             // A retired ring's last push happened before `retired` was set,
             // so draining after reading the flag empties it for good.
             const bool was_retired = r->retired.load(std::memory_order_acquire);
@@ -114,6 +123,9 @@ inline void runtime::collector_main() noexcept {
             complete = complete && d.complete;
             for (std::uint64_t m = live_mask; m != 0; m &= m - 1) report_drops(r, *live[__builtin_ctzll(m)]);
             if (was_retired && d.complete) retired.push_back(r);
+            if (!was_retired && d.consumed * 2 >= r->capacity() && r->successor.load(std::memory_order_relaxed) == nullptr) {
+                busy.push_back(r);
+            }
         }
         for (std::uint64_t m = live_mask; m != 0; m &= m - 1) report_ringless_drops(*live[__builtin_ctzll(m)]);
         for (std::uint64_t m = live_mask; m != 0; m &= m - 1) {
@@ -139,15 +151,8 @@ inline void runtime::collector_main() noexcept {
             occupied_slots_.fetch_and(~(std::uint64_t{1} << s->slot), std::memory_order_release);
         }
         if (!finishing.empty()) publish_locked();  // their block bits go
-        for (ring* r : retired) {
-            live_rings_.erase(std::find(live_rings_.begin(), live_rings_.end(), r));
-            if (pool_.size() < max_pooled_rings) {
-                r->reset_for_reuse();
-                pool_.push_back(r);
-            } else {
-                delete r;
-            }
-        }
+        for (ring* r : retired) recycle_locked(r);
+        grow_rings_locked(busy);
         for (auto& s : live) s.reset();
         starting.clear();
         if (!finishing.empty()) {
@@ -169,6 +174,62 @@ inline void runtime::collector_main() noexcept {
                 wake_cv_.wait(lock, [this] { return wake_; });
             }
         }
+    }
+}
+
+// A drained retired ring leaves the live list: kept for the next thread if
+// it has the size new threads get now, else freed. Its successor now drains
+// (its thread moved there), or goes with it (the thread exited first).
+inline void runtime::recycle_locked(ring* r) noexcept {
+    live_rings_.erase(std::find(live_rings_.begin(), live_rings_.end(), r));
+    if (ring* next = r->successor.load(std::memory_order_acquire)) {
+        if (next->adopted.load(std::memory_order_acquire)) {
+            next->predecessor = nullptr;
+        } else {
+            live_rings_.erase(std::find(live_rings_.begin(), live_rings_.end(), next));
+            delete_ring_locked(next);
+        }
+    }
+    const std::size_t base = ring::capacity_for(ring::records_for_bytes(g_hot.ring_bytes.load(std::memory_order_relaxed)));
+    if (pool_.size() < max_pooled_rings && r->capacity() <= base) {
+        r->reset_for_reuse();
+        pool_.push_back(r);
+    } else {
+        delete_ring_locked(r);
+    }
+}
+
+// Rings found at least half full: each gets a successor four times larger
+// (twice if four would pass the budget) while all rings stay within the
+// sessions' memory_budget; its thread moves there when the ring is full
+// (core/recorder.hpp: adopt_successor). Out of memory: the ring stays as it is.
+inline void runtime::grow_rings_locked(const std::vector<ring*>& busy) noexcept {
+    if (busy.empty() || memory_budget_ == 0) return;
+    for (ring* r : busy) {
+        if (r->retired.load(std::memory_order_acquire)) continue;  // its thread left meanwhile
+        std::size_t bytes = 0;
+        for (const std::size_t factor : {4, 2}) {
+            if (r->bytes() * factor <= max_ring_bytes && counters_.ring_bytes + r->bytes() * factor <= memory_budget_) {
+                bytes = r->bytes() * factor;
+                break;
+            }
+        }
+        if (bytes == 0) continue;
+        ring* next = nullptr;
+        try {
+            next = new_ring_locked(bytes / sizeof(raw_record));
+            next->thread_id = r->thread_id;
+            next->os_tid = r->os_tid;
+            next->name_source_version = r->name_version();
+            next->set_name(r->name().c_str());
+            next->predecessor = r;
+            live_rings_.insert(std::find(live_rings_.begin(), live_rings_.end(), r) + 1, next);
+        } catch (...) {  // out of memory: the ring stays as it is
+            if (next != nullptr) delete_ring_locked(next);
+            continue;
+        }
+        r->successor.store(next, std::memory_order_release);
+        ++counters_.rings_grown;
     }
 }
 

@@ -22,8 +22,10 @@
 namespace loupe::detail {
 
 inline void runtime::on_thread_exit(void* p) noexcept {
-    auto* r = static_cast<ring*>(p);
     thread_state& ts = t_state;
+    // The key holds the thread's first ring; a thread that grew has moved to
+    // a successor since (the first one is retired already).
+    auto* r = ts.owned_ring != nullptr ? ts.owned_ring : static_cast<ring*>(p);
     ts.owned_ring = nullptr;
     ts.status = thread_exiting;
     t_metric_thread.exiting = true;
@@ -38,8 +40,9 @@ inline void runtime::on_thread_exit(void* p) noexcept {
 }
 
 // Gets the calling thread a ring if it has none and calls `try_push(ring&)`;
-// when the ring is full and one of `sessions` has the block policy, waits for
-// the collector. What takes more slots (`records`) than the whole ring holds
+// when the ring is full, moves to its successor if the collector made one
+// (recorder.hpp: adopt_successor), and when one of `sessions` has the block policy, waits
+// for the collector. What takes more slots (`records`) than the whole ring holds
 // can never fit: it is neither tried nor waited for. The caller counts what
 // was not pushed.
 template <class TryPush>
@@ -48,14 +51,19 @@ push_outcome push_waiting(thread_state& ts, std::uint64_t sessions, std::size_t 
         if (ts.status == thread_exiting || ts.status == thread_collector) return push_outcome::no_ring;
         if (rt().acquire_ring(ts) == nullptr) return push_outcome::no_ring;
     }
-    ring& rg = *ts.owned_ring;
-    if (rg.capacity() < records) return push_outcome::full;
-    if (try_push(rg)) return push_outcome::pushed;
+    ring* rg = ts.owned_ring;
+    if (rg->capacity() >= records && try_push(*rg)) return push_outcome::pushed;
+    if (ring* larger = adopt_successor(ts)) {  // full, and the collector made it a larger one
+        rg = larger;
+        if (rg->capacity() >= records && try_push(*rg)) return push_outcome::pushed;
+    }
+    if (rg->capacity() < records) return push_outcome::full;
     if (sessions & g_hot.block_slots.load(std::memory_order_relaxed)) {
         runtime& owner = rt();
         for (unsigned spin = 0; owner.collector_running(); ++spin) {
-            rg.recheck_room();
-            if (try_push(rg)) return push_outcome::pushed;
+            if (ring* larger = adopt_successor(ts)) rg = larger;
+            rg->recheck_room();
+            if (try_push(*rg)) return push_outcome::pushed;
             if (!(sessions & g_hot.block_slots.load(std::memory_order_relaxed))) break;
             if (spin < 64) {
                 std::this_thread::yield();

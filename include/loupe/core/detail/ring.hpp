@@ -230,6 +230,9 @@ public:
         collector_payload = pending_payload{};
         collector_zone_metrics = held_zone_metrics{};
         retired.store(false, std::memory_order_relaxed);
+        successor.store(nullptr, std::memory_order_relaxed);
+        adopted.store(false, std::memory_order_relaxed);
+        predecessor = nullptr;
     }
 
     // ---- identity of the thread that owns the ring now ----
@@ -248,9 +251,22 @@ public:
         return name_;
     }
 
-    /// Set by the owner's thread-exit hook; the collector recycles the ring
-    /// once it is drained.
+    /// Set by the owner's thread-exit hook, or when the owner moves to the
+    /// ring's successor; the collector recycles the ring once it is drained.
     std::atomic<bool> retired{false};
+
+    // ---- growth (core/recorder.hpp: adopt_successor) ----
+    /// A larger ring the collector made for this busy one; the owner moves its
+    /// pushes there when this one is full. Null: none.
+    std::atomic<ring*> successor{nullptr};
+    /// Set by the owner when it moves to this ring, before it retires the one
+    /// before: a successor never adopted was left by a thread that exited.
+    std::atomic<bool> adopted{false};
+    /// Collector only: the ring this one succeeds, drained to its end first
+    /// (its records are older); null once that ring is recycled.
+    ring* predecessor = nullptr;
+    /// The predecessor's name_version() when the collector copied its name.
+    std::uint32_t name_source_version = 0;
 
     // ---- collector-private bookkeeping ----
     std::uint64_t seen_dropped[max_sessions] = {};  ///< drops already reported, per slot

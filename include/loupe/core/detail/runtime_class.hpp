@@ -71,6 +71,9 @@ struct runtime_counters {
     std::uint64_t rings_created = 0;  ///< rings ever allocated by this runtime
     std::uint64_t rings_live = 0;     ///< rings owned by threads or awaiting drain
     std::uint64_t rings_pooled = 0;   ///< drained rings kept for reuse
+    std::uint64_t rings_grown = 0;    ///< larger successors made for busy rings (recorder.hpp: adopt_successor)
+    std::uint64_t ring_bytes = 0;     ///< bytes of the rings (live and pooled) now
+    std::uint64_t ring_bytes_peak = 0;  ///< the most they ever held at once
 };
 
 class runtime {
@@ -79,6 +82,7 @@ public:
     static constexpr std::size_t max_pooled_rings = 64;
     static constexpr std::size_t min_ring_bytes = 256;
     static constexpr std::size_t max_ring_bytes = std::size_t{1} << 30;
+    static constexpr std::size_t max_memory_budget = std::size_t{1} << 40;
 
     runtime()
         : clock_(process_clock()),
@@ -122,6 +126,7 @@ public:
         s->kinds = cfg.kinds;
         s->overflow = cfg.overflow;
         s->ring_bytes = cfg.ring_bytes;
+        s->memory_budget = cfg.memory_budget;
         s->owner = this;
         for (auto& k : cfg.sinks) s->sinks.push_back({std::move(k), false});
         // The configuration is valid: the sinks may open their files now.
@@ -305,8 +310,7 @@ public:
             ring* r = take_pooled_locked(want);
             if (!r) {
                 if (live_rings_.size() >= max_rings) return nullptr;
-                r = new ring(want);
-                ++counters_.rings_created;
+                r = new_ring_locked(want);
             }
             thread_metrics* const block = t_metric_thread.block;
             r->thread_id = block && block->thread_id.load(std::memory_order_relaxed) != 0
@@ -503,6 +507,10 @@ private:
             throw error(who + "ring_bytes = " + std::to_string(cfg.ring_bytes) + ": expected " +
                         std::to_string(min_ring_bytes) + " to " + std::to_string(max_ring_bytes));
         }
+        if (cfg.memory_budget > max_memory_budget) {
+            throw error(who + "memory_budget = " + std::to_string(cfg.memory_budget) + ": expected 0 (rings never grow) to " +
+                        std::to_string(max_memory_budget));
+        }
     }
 
     static std::string os_thread_name() {
@@ -520,6 +528,7 @@ private:
     void publish_locked() noexcept {
         std::uint32_t armed = 0;
         std::uint64_t active = 0, block = 0, filtered = 0, ring_bytes = 0, metric_slots = 0, zone_metrics = 0;
+        std::size_t budget = 0;
         for (int i = 0; i < max_sessions; ++i) {
             const auto& s = slots_[i];
             if (s && s->phase == session_phase::stopping && s->overflow == overflow_policy::block) {
@@ -533,6 +542,7 @@ private:
             if (s->overflow == overflow_policy::block) block |= std::uint64_t{1} << i;
             if (s->filtered) filtered |= std::uint64_t{1} << i;
             ring_bytes = std::max<std::uint64_t>(ring_bytes, s->ring_bytes);
+            budget = std::max(budget, s->memory_budget);
             if (s->metrics.zone_mask() != 0) metric_slots |= std::uint64_t{1} << i;
             zone_metrics |= s->metrics.zone_mask();
         }
@@ -542,6 +552,7 @@ private:
         g_hot.block_slots.store(block, std::memory_order_relaxed);
         g_hot.filtered_slots.store(filtered, std::memory_order_relaxed);
         if (ring_bytes != 0) g_hot.ring_bytes.store(ring_bytes, std::memory_order_relaxed);
+        memory_budget_ = budget;
         g_hot.epoch.fetch_add(1, std::memory_order_release);
         g_hot.armed.store(armed, std::memory_order_release);
     }
@@ -588,6 +599,19 @@ private:
         }
     }
 
+    // Every ring made and freed goes through these two (counters_.ring_bytes).
+    ring* new_ring_locked(std::size_t records) {
+        auto* r = new ring(records);
+        ++counters_.rings_created;
+        counters_.ring_bytes += r->bytes();
+        counters_.ring_bytes_peak = std::max(counters_.ring_bytes_peak, counters_.ring_bytes);
+        return r;
+    }
+    void delete_ring_locked(ring* r) noexcept {
+        counters_.ring_bytes -= r->bytes();
+        delete r;
+    }
+
     ring* take_pooled_locked(std::size_t want_records) {
         for (std::size_t i = 0; i < pool_.size(); ++i) {
             ring* r = pool_[i];
@@ -621,6 +645,8 @@ private:
         bool complete = true;  ///< false: stopped at a record of a session newer than the snapshot
     };
     drain_result drain_ring(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask) noexcept;
+    void grow_rings_locked(const std::vector<ring*>& busy) noexcept;
+    void recycle_locked(ring* r) noexcept;
     class unit_router;
     void deliver_unit(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
                       record& rec) noexcept;
@@ -649,6 +675,7 @@ private:
     std::shared_ptr<session_state> slots_[max_sessions];
     std::vector<ring*> live_rings_;
     std::vector<ring*> pool_;
+    std::size_t memory_budget_ = 0;  ///< the largest memory_budget among active sessions
     std::uint64_t next_thread_id_ = 0;
     std::vector<std::unique_ptr<metric_plan>> plans_;
     runtime_counters counters_;

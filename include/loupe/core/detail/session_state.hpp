@@ -28,6 +28,7 @@ struct session_state {
     std::uint32_t kinds = 0;
     overflow_policy overflow = overflow_policy::drop;
     std::size_t ring_bytes = 0;
+    std::size_t memory_budget = 0;
     runtime* owner = nullptr;  ///< the runtime (process incarnation) that runs it
     int slot = -1;
     std::uint64_t start_ticks = 0;

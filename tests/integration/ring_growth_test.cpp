@@ -1,0 +1,179 @@
+// Rings that grow (core/recorder.hpp: adopt_successor): a thread that fills its ring
+// moves to the larger successor the collector made for it, its records keep
+// their order across the move, method values written in place survive it,
+// growth stays within the sessions' memory_budget, and a successor its thread
+// never reached is freed with the thread's ring.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <loupe/params.hpp>
+
+#include "support/recording.hpp"
+
+using namespace loupe_test;
+
+namespace {
+
+constexpr std::size_t small_ring = 4096;  // 128 records: full within microseconds
+
+loupe::session_config growing_config(const std::shared_ptr<loupe::sinks::memory_sink>& mem, std::size_t budget) {
+    auto cfg = memory_config(mem, "growth");
+    cfg.ring_bytes = small_ring;
+    cfg.memory_budget = budget;
+    cfg.overflow = loupe::overflow_policy::block;  // nothing lost: the order is checked whole
+    return cfg;
+}
+
+// The values of the "growth.sequence" counters in the order they arrived.
+std::vector<std::int64_t> sequence(const std::vector<memory_event>& events) {
+    std::vector<std::int64_t> values;
+    for (const auto& e : named(events, "growth.sequence")) values.push_back(static_cast<std::int64_t>(e.value));
+    return values;
+}
+
+void count_to(std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i) LOUPE_COUNTER("growth.sequence", i);
+}
+
+}  // namespace
+
+namespace growth {
+void step(int n) {
+    LOUPE_FUNCTION_PARAMS("growth::step(int)", n);
+    if (n % 64 == 0) LOUPE_COUNTER("growth.inside", n);  // a push while the call's values wait in the ring
+}
+}  // namespace growth
+
+// A thread recording flat out into a 4 KiB ring moves to larger rings, and
+// every event arrives once, in the order it was recorded.
+TEST(RingGrowth, AFullRingMovesToALargerOneAndTheOrderHolds) {
+    const auto before = loupe::detail::rt().counters();
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto s = loupe::start_session(growing_config(mem, std::size_t{4} << 20));
+    constexpr std::int64_t n = 200000;
+    std::thread(count_to, n).join();
+    const loupe::session_stats stats = s.stop();
+    const auto after = loupe::detail::rt().counters();
+    EXPECT_EQ(stats.dropped, 0u);
+    const std::vector<std::int64_t> got = sequence(mem->events());
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(got[static_cast<std::size_t>(i)], i) << "event " << i;
+    EXPECT_GE(after.rings_grown - before.rings_grown, 1u);
+    EXPECT_LE(after.ring_bytes_peak, std::max<std::uint64_t>(before.ring_bytes_peak, std::uint64_t{4} << 20) + small_ring);
+    // The grown rings went with the thread: only rings of the size new
+    // threads get are kept.
+    EXPECT_LE(after.ring_bytes, before.ring_bytes + 64 * small_ring);
+}
+
+// Several threads grow at once: each one's events stay in its order, and the
+// rings together never pass the budget (every thread's first ring aside).
+TEST(RingGrowth, ThreadsGrowTogetherWithinTheBudget) {
+    const auto before = loupe::detail::rt().counters();
+    constexpr std::size_t budget = std::size_t{1} << 20;
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto s = loupe::start_session(growing_config(mem, budget));
+    constexpr int threads = 4;
+    constexpr std::int64_t n = 50000;
+    std::vector<std::thread> workers;
+    for (int t = 0; t < threads; ++t) workers.emplace_back(count_to, n);
+    for (auto& w : workers) w.join();
+    const loupe::session_stats stats = s.stop();
+    const auto after = loupe::detail::rt().counters();
+    EXPECT_EQ(stats.dropped, 0u);
+    std::map<std::uint64_t, std::vector<std::int64_t>> by_thread;
+    for (const auto& e : named(mem->events(), "growth.sequence")) {
+        by_thread[e.thread_id].push_back(static_cast<std::int64_t>(e.value));
+    }
+    ASSERT_EQ(by_thread.size(), static_cast<std::size_t>(threads));
+    for (const auto& [thread, values] : by_thread) {
+        ASSERT_EQ(values.size(), static_cast<std::size_t>(n)) << "thread " << thread;
+        for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(values[static_cast<std::size_t>(i)], i) << "thread " << thread;
+    }
+    EXPECT_GE(after.rings_grown - before.rings_grown, 1u);
+    EXPECT_LE(after.ring_bytes_peak, std::max<std::uint64_t>(before.ring_bytes_peak, budget) + threads * small_ring);
+}
+
+// memory_budget = 0: rings keep the size they were given.
+TEST(RingGrowth, AZeroBudgetNeverGrows) {
+    const auto before = loupe::detail::rt().counters();
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto s = loupe::start_session(growing_config(mem, 0));
+    std::thread(count_to, 50000).join();
+    const loupe::session_stats stats = s.stop();
+    EXPECT_EQ(stats.delivered, 50000u);
+    EXPECT_EQ(loupe::detail::rt().counters().rings_grown, before.rings_grown);
+}
+
+// A method call whose values wait in place in the full ring: the thread moves
+// to the successor with them set aside, and every call arrives with its value.
+TEST(RingGrowth, MethodValuesWaitingInTheFullRingArriveWithTheirCall) {
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto cfg = growing_config(mem, std::size_t{4} << 20);
+    cfg.kinds = loupe::kinds::methods | loupe::kinds::counters;
+    cfg.params = "method=growth::step(int); param=1";
+    auto s = loupe::start_session(cfg);
+    constexpr int n = 20000;
+    std::thread([] {
+        for (int i = 0; i < n; ++i) growth::step(i);
+    }).join();
+    const loupe::session_stats stats = s.stop();
+    EXPECT_EQ(stats.dropped, 0u);
+    std::vector<memory_event> calls;
+    for (const auto& e : mem->events()) {
+        if (e.has_method) calls.push_back(e);
+    }
+    ASSERT_EQ(calls.size(), static_cast<std::size_t>(n));
+    for (int i = 0; i < n; ++i) {
+        const memory_event& c = calls[static_cast<std::size_t>(i)];
+        ASSERT_FALSE(c.values_lost) << "call " << i;
+        ASSERT_EQ(c.params.size(), 1u) << "call " << i;
+        ASSERT_EQ(c.params[0].as_int(), i) << "call " << i;
+    }
+    EXPECT_EQ(named(mem->events(), "growth.inside").size(), static_cast<std::size_t>((n + 63) / 64));
+}
+
+// A thread that exits before it moves to the successor made for it: the
+// successor is freed with its ring, and the next session starts from rings of
+// the base size.
+TEST(RingGrowth, ASuccessorItsThreadNeverReachedIsFreed) {
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto cfg = growing_config(mem, std::size_t{4} << 20);
+    cfg.overflow = loupe::overflow_policy::drop;
+    auto s = loupe::start_session(cfg);
+    const auto before = loupe::detail::rt().counters();
+    // Half a ring, a pause for the collector to see it (and make a successor),
+    // then the thread ends without filling its ring.
+    std::thread([] {
+        for (int round = 0; round < 50; ++round) {
+            for (int i = 0; i < 70; ++i) LOUPE_COUNTER("growth.half", i);
+            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        }
+    }).join();
+    const loupe::session_stats stats = s.stop();
+    const auto after = loupe::detail::rt().counters();
+    EXPECT_EQ(stats.delivered + stats.dropped, 50u * 70u);
+    EXPECT_GT(after.rings_grown, before.rings_grown) << "the collector never found the ring half full";
+    EXPECT_EQ(after.rings_live, before.rings_live);
+    EXPECT_LE(after.ring_bytes, before.ring_bytes + 2 * small_ring);
+}
+
+TEST(RingGrowth, ABudgetPastTheLimitIsRefusedNamingIt) {
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto cfg = memory_config(mem, "too-much");
+    cfg.memory_budget = (std::size_t{1} << 40) + 1;
+    try {
+        loupe::start_session(cfg);
+        FAIL() << "a memory_budget over 1 TiB was accepted";
+    } catch (const loupe::error& e) {
+        const std::string what = e.what();
+        EXPECT_NE(what.find("memory_budget = 1099511627777"), std::string::npos) << what;
+        EXPECT_NE(what.find("expected 0 (rings never grow) to 1099511627776"), std::string::npos) << what;
+    }
+}
