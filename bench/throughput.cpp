@@ -1,12 +1,16 @@
-// loupe_bench_throughput [--busy N] [--sink file|null] [threads] [events-per-thread] [drop|block] [file]
+// loupe_bench_throughput [--busy N] [--sink file|null] [--ring-bytes N] [--memory-budget N]
+//                        [threads] [events-per-thread] [drop|block] [file]
 //
 // Records zones as fast as possible from N threads into a file sink (or the
 // null sink) and prints what was produced, written and dropped, the rate,
 // the file's bytes per event, and the collector's own CPU time per event
 // (its thread's time on CPU, from /proc/self/task/TID/schedstat, Linux).
 // `--busy N` starts N threads that spin for the whole run: the collector
-// then competes for the CPUs as on a busy server. Checks the accounting
-// identity produced = written + dropped and exits 1 if it does not hold.
+// then competes for the CPUs as on a busy server. `--ring-bytes` and
+// `--memory-budget` set the session's (0: rings never grow); the ring memory
+// printed is what the rings held when the producers finished, and the most
+// they held at once. Checks the accounting identity produced = written +
+// dropped and exits 1 if it does not hold.
 #include <loupe/loupe.hpp>
 #include <loupe/session.hpp>
 
@@ -26,6 +30,8 @@ namespace {
 
 struct options {
     unsigned busy = 0;
+    unsigned long long ring_bytes = 0;  // 0: the session's default
+    long long memory_budget = -1;       // -1: the session's default
     bool null_sink = false;
     unsigned threads = 2;
     unsigned long long events_per_thread = 1000000;
@@ -36,7 +42,8 @@ struct options {
 [[noreturn]] void usage(const char* why) {
     std::fprintf(stderr,
                  "loupe_bench_throughput: %s\n"
-                 "usage: loupe_bench_throughput [threads] [events-per-thread] [drop|block] [file]\n",
+                 "usage: loupe_bench_throughput [--busy N] [--sink file|null] [--ring-bytes N] [--memory-budget N]\n"
+                 "                              [threads] [events-per-thread] [drop|block] [file]\n",
                  why);
     std::exit(2);
 }
@@ -59,6 +66,13 @@ options parse(int argc, char** argv) {
             if (i + 1 == argc) usage("--busy needs a number of threads");
             const char* n = argv[++i];
             o.busy = std::strcmp(n, "0") == 0 ? 0 : static_cast<unsigned>(parse_count(n, "--busy"));
+        } else if (std::strcmp(argv[i], "--ring-bytes") == 0) {
+            if (i + 1 == argc) usage("--ring-bytes needs a size in bytes");
+            o.ring_bytes = parse_count(argv[++i], "--ring-bytes");
+        } else if (std::strcmp(argv[i], "--memory-budget") == 0) {
+            if (i + 1 == argc) usage("--memory-budget needs a size in bytes (0: rings never grow)");
+            const char* n = argv[++i];
+            o.memory_budget = std::strcmp(n, "0") == 0 ? 0 : static_cast<long long>(parse_count(n, "--memory-budget"));
         } else if (std::strcmp(argv[i], "--sink") == 0) {
             if (i + 1 == argc) usage("--sink needs file or null");
             const char* k = argv[++i];
@@ -125,6 +139,8 @@ int main(int argc, char** argv) {
     cfg.name = "throughput";
     cfg.kinds = loupe::kinds::zones;
     cfg.overflow = o.policy;
+    if (o.ring_bytes != 0) cfg.ring_bytes = o.ring_bytes;
+    if (o.memory_budget >= 0) cfg.memory_budget = static_cast<std::size_t>(o.memory_budget);
     if (o.null_sink) {
         cfg.sinks = {std::make_shared<loupe::sinks::null_sink>()};
     } else {
@@ -153,6 +169,7 @@ int main(int argc, char** argv) {
     std::vector<std::thread> workers;
     for (unsigned t = 0; t < o.threads; ++t) workers.emplace_back(produce, o.events_per_thread);
     for (auto& w : workers) w.join();
+    const loupe::detail::runtime_counters rings = loupe::detail::rt().counters();  // before the grown rings go
     const loupe::session_stats stats = session.stop();  // includes draining and writing
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     const unsigned long long collector_ns = collector_cpu_ns() - collector_before;
@@ -180,6 +197,10 @@ int main(int argc, char** argv) {
     std::printf("collector cpu    %.1f ns/event written (%.3f s on CPU)\n",
                 stats.delivered ? static_cast<double>(collector_ns) / static_cast<double>(stats.delivered) : 0.0,
                 static_cast<double>(collector_ns) / 1e9);
+    std::printf("ring memory      %.1f MiB at the end of the run (peak %.1f MiB, %llu rings grown, budget %.0f MiB)\n",
+                static_cast<double>(rings.ring_bytes) / 1048576.0, static_cast<double>(rings.ring_bytes_peak) / 1048576.0,
+                static_cast<unsigned long long>(rings.rings_grown),
+                static_cast<double>(cfg.memory_budget) / 1048576.0);
     std::printf("sink failures    %llu\n", static_cast<unsigned long long>(stats.sink_failures));
     return identity && stats.sink_failures == 0 ? 0 : 1;
 }
