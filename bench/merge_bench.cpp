@@ -7,9 +7,10 @@
 //                     (items_per_second: task points)
 //   BM_MergeReadJoin  .loupe bytes -> every trace split from its set and
 //                     decoded (events checked, not kept), its task points
-//                     joined: what `loupe merge -o X.loupe` does besides
-//                     copying the bytes (items_per_second: events, the
-//                     figure for the 5 M events/s target)
+//                     joined, the counts kept (task_detail::counts): what
+//                     `loupe merge -o X.loupe` does besides copying the
+//                     bytes (items_per_second: events, the figure for the
+//                     5 M events/s target)
 //   BM_MergeReport    the task report of the joined forest (critical paths,
 //                     statistics, text) (items_per_second: calls)
 // Counters: events, task points, calls and tasks per run, input MB, and
@@ -235,8 +236,8 @@ void BM_MergeReadJoin(benchmark::State& state) {
                 joiner.add(b.data() + s.offset, static_cast<std::size_t>(s.size));
             }
         }
-        f = joiner.finish();
-        benchmark::DoNotOptimize(f.nodes.data());
+        f = joiner.finish(loupe::report::task_detail::counts);
+        benchmark::DoNotOptimize(f.counts);
     }
     state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations() * in.events));
     state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * in.size));

@@ -454,3 +454,48 @@ TEST(TaskJoin, RandomPointsNeverBreakTheModel) {
         (void)rep::task_report_json(r);
     }
 }
+
+TEST(TaskJoin, CountsOnlyIsTheSameJoinWithoutTheTrees) {
+    // finish(task_detail::counts) joins every task as finish() does, then
+    // keeps the inputs, the clock alignment and the counts only. Damaged
+    // input as above, three clock domains, calls between them.
+    std::mt19937_64 rng(11);
+    for (int round = 0; round < 200; ++round) {
+        std::vector<loupe::trace> traces;
+        for (int p = 0; p < 4; ++p) {
+            traces.push_back(loupe_test::process_trace("p" + std::to_string(p % 3), 1 + p, "h" + std::to_string(p % 3)));
+            for (int k = 0; k < 40; ++k) {  // one draw per statement: the same points with every compiler
+                const auto kind = static_cast<task_point_kind>(1 + rng() % 4);
+                const std::uint64_t time = 1000 * static_cast<std::uint64_t>(p) + rng() % 3000;
+                const test_trace_id id{0, 1 + rng() % 3};
+                const std::uint64_t call = rng() % 5;
+                const std::uint64_t span = rng() % 5;
+                loupe_test::add_point(traces.back(), kind, time, id, call, span, "n" + std::to_string(rng() % 3));
+            }
+        }
+        rep::task_joiner trees, counts;
+        for (const loupe::trace& t : traces) {
+            trees.add(t);
+            counts.add(t);
+        }
+        const rep::task_forest f = trees.finish();
+        const rep::task_forest c = counts.finish(rep::task_detail::counts);
+        EXPECT_TRUE(c.nodes.empty() && c.sides.empty() && c.children.empty() && c.tasks.empty());
+        const auto numbers = [](const rep::task_counts& k) {
+            return std::vector<std::uint64_t>{k.points,  k.points_ignored, k.tasks,     k.calls,      k.joined,
+                                              k.opaque,  k.roots,          k.unlinked,  k.via_unprofiled,
+                                              k.clamped, k.open,           k.duplicates, k.unaligned, k.cycles};
+        };
+        ASSERT_EQ(numbers(c.counts), numbers(f.counts)) << round;
+        ASSERT_EQ(c.alignment.domain_of, f.alignment.domain_of);
+        ASSERT_EQ(c.alignment.domains.size(), f.alignment.domains.size());
+        for (std::size_t d = 0; d < f.alignment.domains.size(); ++d) {
+            EXPECT_EQ(c.alignment.domains[d].aligned, f.alignment.domains[d].aligned);
+            EXPECT_EQ(c.alignment.domains[d].offset_ns, f.alignment.domains[d].offset_ns);
+            EXPECT_EQ(c.alignment.domains[d].uncertainty_ns, f.alignment.domains[d].uncertainty_ns);
+            EXPECT_EQ(c.alignment.domains[d].samples, f.alignment.domains[d].samples);
+        }
+        ASSERT_EQ(c.inputs.size(), f.inputs.size());
+        for (std::size_t i = 0; i < f.inputs.size(); ++i) EXPECT_EQ(c.inputs[i].label, f.inputs[i].label);
+    }
+}

@@ -4,11 +4,14 @@
 // the byte.
 #include <gtest/gtest.h>
 
+#include <loupe/format/mapped_file.hpp>
 #include <loupe/format/trace_set.hpp>
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "support/task_files.hpp"
@@ -235,6 +238,57 @@ TEST(TraceSet, FileErrorsNameThePath) {
         ADD_FAILURE() << "no error";
     } catch (const loupe::trace_error& e) {
         EXPECT_EQ(std::string(e.what()).rfind(path + ": byte " + std::to_string(a.size()) + ": ", 0), 0u) << e.what();
+    }
+    std::remove(path.c_str());
+}
+
+TEST(TraceSet, ReadersTellWhatTheyReadAndAMappingCanDropIt) {
+    // split_trace_set, count_records and decode_trace report the bytes they
+    // read (read_progress): ranges one after the other, from the start to
+    // where they stopped, a step at least between tells. A mapped file
+    // whose pages were dropped as told reads the same bytes again.
+    const auto a = process_bytes("alpha", 11, 600'000), b = process_bytes("beta", 12, 5);
+    ASSERT_GT(a.size(), 2 * loupe::read_progress_step);
+    const std::vector<unsigned char> set = concat({a, b});
+    std::vector<std::pair<std::size_t, std::size_t>> told;
+    const loupe::read_progress tell = [&](std::size_t begin, std::size_t end) { told.emplace_back(begin, end); };
+    const auto expect_all_told = [&](std::size_t size, const char* reader) {
+        ASSERT_GE(told.size(), 2u) << reader;
+        EXPECT_EQ(told.front().first, 0u) << reader;
+        EXPECT_EQ(told.back().second, size) << reader;
+        for (std::size_t k = 0; k < told.size(); ++k) {
+            EXPECT_LT(told[k].first, told[k].second) << reader;
+            if (k > 0) {
+                EXPECT_EQ(told[k].first, told[k - 1].second) << reader;
+            }
+            if (k + 1 < told.size()) {
+                EXPECT_GE(told[k].second - told[k].first, loupe::read_progress_step) << reader;
+            }
+        }
+        told.clear();
+    };
+    const std::vector<loupe::trace_segment> segments = loupe::split_trace_set(set.data(), set.size(), {}, tell);
+    ASSERT_EQ(segments.size(), 2u);
+    expect_all_told(set.size(), "split_trace_set");
+    EXPECT_EQ(loupe::count_records(a.data(), a.size(), loupe::detail::format::rec_events, tell),
+              loupe::count_records(a.data(), a.size(), loupe::detail::format::rec_events));
+    expect_all_told(a.size(), "count_records");
+    loupe::trace_visitor nothing;
+    EXPECT_TRUE(loupe::decode_trace(a.data(), a.size(), nothing, {}, tell).complete);
+    expect_all_told(a.size(), "decode_trace");
+
+    const std::string path = std::string(LOUPE_TEST_BINARY_DIR) + "/trace_set_test_released.loupe";
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(set.data(), 1, set.size(), f);
+    std::fclose(f);
+    {
+        loupe::detail::mapped_file m(path, loupe::detail::mapped_file::use::sequential);
+        const auto release = [&m](std::size_t begin, std::size_t end) { m.release(begin, end); };
+        ASSERT_EQ(loupe::split_trace_set(m.data(), m.size(), {}, release).size(), 2u);
+        EXPECT_TRUE(loupe::decode_trace(m.data(), a.size(), nothing, {}, release).complete);
+        ASSERT_EQ(m.size(), set.size());
+        EXPECT_EQ(std::memcmp(m.data(), set.data(), set.size()), 0);
     }
     std::remove(path.c_str());
 }

@@ -15,10 +15,14 @@
 //   reference, host2 +5.00 ms ± 50.0 us (4 calls)
 // report --tasks prints the task report (report/task_report.hpp).
 //
-// A FILE may itself be a trace set. The inputs are read one at a time and
-// only their task points are kept; the .loupe output is copied from the
-// inputs as they are read, so memory is one input (mapped) and the join
-// (task_join.hpp: about 85 bytes per task point at the peak).
+// A FILE may itself be a trace set. The inputs are read one at a time, front
+// to back, their pages dropped once read (mapped_file::use::sequential),
+// and only their task points are kept; the .loupe output is copied from
+// the inputs as they are read, and needs of the join only its counts
+// (task_detail::counts: one task's calls at a time). So memory is a window
+// of one input, the points of one input and the sides of all
+// (task_join.hpp: about 36 bytes per task point); report --tasks and the
+// viewers' formats also hold the model (64 bytes per task point).
 // Exit status as the other commands: 1 an input cannot be read or is not a
 // valid trace ("loupe: FILE: byte N: what"), or OUT cannot be written; 2
 // bad usage.
@@ -37,6 +41,7 @@
 #include <loupe/viewer/chrome_json.hpp>
 #include <loupe/viewer/perfetto.hpp>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
@@ -45,6 +50,10 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#if defined(__GLIBC__)
+#    include <malloc.h>
+#endif
 
 namespace loupe_cli {
 
@@ -219,25 +228,44 @@ inline void write_all(std::FILE* f, const unsigned char* bytes, std::size_t size
     }
 }
 
-// The input traces' task points joined (each trace read once, its events
-// checked and not kept); `copy_to` (when given) receives the bytes of every
-// input trace, in order, as they are read.
+// Writes bytes [offset, offset + size) of `bytes` to `f`, a step of
+// read_progress at a time, each dropped from memory once written.
+inline void copy_released(std::FILE* f, loupe::detail::mapped_file& bytes, std::uint64_t offset, std::uint64_t size,
+                          const std::string& path) {
+    constexpr std::uint64_t chunk = loupe::read_progress_step;
+    for (std::uint64_t at = offset; at < offset + size; at += chunk) {
+        const auto n = static_cast<std::size_t>(std::min(chunk, offset + size - at));
+        write_all(f, bytes.data() + at, n, path);
+        bytes.release(static_cast<std::size_t>(at), static_cast<std::size_t>(at) + n);
+    }
+}
+
+// The input traces' task points joined, keeping `keep` (each trace read
+// once, its events checked and not kept, its pages dropped as read);
+// `copy_to` (when given) receives the bytes of every input trace, in order,
+// as they are read.
 inline loupe::report::task_forest join_files(const std::vector<std::string>& files, const loupe::decode_options& decode,
-                                             std::uint64_t& events, std::FILE* copy_to = nullptr,
-                                             const std::string& copy_path = {}, std::uint64_t* copied = nullptr) {
+                                             loupe::report::task_detail keep, std::uint64_t& events,
+                                             std::FILE* copy_to = nullptr, const std::string& copy_path = {},
+                                             std::uint64_t* copied = nullptr) {
     loupe::report::task_joiner joiner;
     for (const std::string& file : files) {
-        const loupe::detail::mapped_file bytes(file);
+        loupe::detail::mapped_file bytes(file, loupe::detail::mapped_file::use::sequential);
+        // What was read of the bytes from `offset` on is dropped.
+        const auto release_from = [&bytes](std::size_t offset) {
+            return [&bytes, offset](std::size_t begin, std::size_t end) { bytes.release(offset + begin, offset + end); };
+        };
         std::vector<loupe::trace_segment> segments;
         try {
-            segments = loupe::split_trace_set(bytes.data(), bytes.size(), decode);
+            segments = loupe::split_trace_set(bytes.data(), bytes.size(), decode, release_from(0));
         } catch (const loupe::trace_error& e) {
             throw loupe::trace_error(e.offset(), e.detail(), e.truncated(), file);
         }
         for (std::size_t k = 0; k < segments.size(); ++k) {
             const loupe::trace_segment& s = segments[k];
             try {
-                joiner.add(bytes.data() + s.offset, static_cast<std::size_t>(s.size), decode);
+                joiner.add(bytes.data() + s.offset, static_cast<std::size_t>(s.size), decode,
+                           release_from(static_cast<std::size_t>(s.offset)));
             } catch (const loupe::trace_error& e) {
                 const std::string where = segments.size() == 1 ? std::string()
                                                                 : "trace " + std::to_string(k + 1) + " of " +
@@ -246,7 +274,7 @@ inline loupe::report::task_forest join_files(const std::vector<std::string>& fil
                 throw loupe::trace_error(e.offset() + s.offset, where + e.detail(), e.truncated(), file);
             }
             if (copy_to != nullptr) {
-                write_all(copy_to, bytes.data() + s.offset, static_cast<std::size_t>(s.size), copy_path);
+                copy_released(copy_to, bytes, s.offset, s.size, copy_path);
                 if (copied != nullptr) *copied += s.size;
             }
         }
@@ -254,7 +282,7 @@ inline loupe::report::task_forest join_files(const std::vector<std::string>& fil
             if (!segments[k].ended) say_cut_short({file, k, segments.size()});
         }
     }
-    loupe::report::task_forest forest = joiner.finish();
+    loupe::report::task_forest forest = joiner.finish(keep);
     for (const loupe::report::task_input& in : forest.inputs) events += in.events;
     return forest;
 }
@@ -296,6 +324,19 @@ inline std::string merge_summary(const loupe::report::task_forest& f, const merg
            " open; clocks: " + clocks_summary(f);
 }
 
+// From now on, buffers of 128 KiB and more are mapped, and unmapped when
+// freed (glibc; elsewhere nothing): the join frees each input's points once
+// paired, and a vector that grows its old buffer. glibc otherwise raises
+// that threshold to the largest buffer freed, up to 32 MiB, and what is
+// freed below it stays in the heap, resident. For the trace set output and
+// the task report; the viewers' outputs, grown by doubling to hundreds of
+// MB, are written faster from the heap.
+inline void unmap_freed_buffers() {
+#if defined(__GLIBC__)
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
+}
+
 // The pid each input is shown as: its own, unless an earlier input has it
 // (then pid + k * 2^22, above any Linux pid).
 inline std::vector<std::uint32_t> distinct_pids(const loupe::report::task_forest& f) {
@@ -319,13 +360,15 @@ inline int run_merge(const merge_request& r) {
     std::uint64_t bytes = 0;
     loupe::report::task_forest forest;
     if (r.format == "loupe") {
+        detail::unmap_freed_buffers();
         // Copied as read into OUT.tmp, renamed once every input proved valid.
         const bool to_stdout = r.output == "-";
         const std::string temp = to_stdout ? r.output : r.output + ".tmp";
         std::FILE* out = to_stdout ? stdout : std::fopen(temp.c_str(), "wb");
         if (out == nullptr) throw loupe::error("cannot open '" + temp + "' for writing: " + std::strerror(errno));
         try {
-            forest = detail::join_files(r.files, r.decode, events, out, to_stdout ? "stdout" : temp, &bytes);
+            forest = detail::join_files(r.files, r.decode, loupe::report::task_detail::counts, events, out,
+                                        to_stdout ? "stdout" : temp, &bytes);
             if (std::fflush(out) != 0) throw loupe::error("cannot write '" + temp + "': " + std::strerror(errno));
             if (!to_stdout) {
                 const int closed = std::fclose(out);
@@ -345,7 +388,7 @@ inline int run_merge(const merge_request& r) {
     } else {
         // The join from the task points, then each trace whole, one at a
         // time, with its calls as slices, on the merged timeline.
-        forest = detail::join_files(r.files, r.decode, events);
+        forest = detail::join_files(r.files, r.decode, loupe::report::task_detail::trees, events);
         const std::vector<std::uint32_t> pids = detail::distinct_pids(forest);
         std::string text;
         loupe::viewer::perfetto_options perfetto;
@@ -389,8 +432,10 @@ inline int run_merge(const merge_request& r) {
 
 /// Runs `loupe report FILE... --tasks`: the task report on stdout.
 inline int run_task_report(const task_report_request& r) {
+    detail::unmap_freed_buffers();
     std::uint64_t events = 0;
-    const loupe::report::task_report report = loupe::report::report_tasks(detail::join_files(r.files, r.decode, events));
+    const loupe::report::task_report report =
+        loupe::report::report_tasks(detail::join_files(r.files, r.decode, loupe::report::task_detail::trees, events));
     const std::string text =
         r.json ? loupe::report::task_report_json(report) : loupe::report::format_task_report(report);
     std::fwrite(text.data(), 1, text.size(), stdout);

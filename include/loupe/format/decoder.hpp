@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -345,7 +346,38 @@ struct decode_result {
     std::uint64_t bytes_used = 0;  ///< bytes of whole records (== size when complete)
 };
 
+/// Told by a function that reads a trace front to back (decode_trace,
+/// count_records, split_trace_set, report::task_joiner::add) which bytes it
+/// has read, not to read them again: ranges [begin, end), in order, at
+/// record boundaries at least every read_progress_step bytes, the last one
+/// ending where it stopped. A caller that holds the trace mapped may drop
+/// their pages from memory (detail::mapped_file::release).
+using read_progress = std::function<void(std::size_t begin, std::size_t end)>;
+inline constexpr std::size_t read_progress_step = std::size_t{1} << 20;
+
 namespace detail {
+
+// Tells a read_progress (when there is one) what was read, a step at a time.
+class progress_teller {
+public:
+    explicit progress_teller(const read_progress& read) noexcept : read_(read ? &read : nullptr) {}
+    /// The bytes before `at` are read.
+    void passed(std::uint64_t at) {
+        if (read_ != nullptr && at - told_ >= read_progress_step) tell(at);
+    }
+    /// Reading stopped at `at`.
+    void stopped(std::uint64_t at) {
+        if (read_ != nullptr && at > told_) tell(at);
+    }
+
+private:
+    void tell(std::uint64_t at) {
+        (*read_)(static_cast<std::size_t>(told_), static_cast<std::size_t>(at));
+        told_ = at;
+    }
+    const read_progress* read_;
+    std::uint64_t told_ = 0;
+};
 
 // Bounds-checked reads over [pos, end) of one input; every failure names the
 // offset of the field being read.
@@ -611,7 +643,8 @@ public:
     /// decodes them itself (decode_event_list) and checks the count.
     bool decode_events = true;
 
-    decode_result run(decode_options options) {
+    decode_result run(decode_options options, const read_progress& read = {}) {
+        progress_teller progress(read);
         try {
             header();
             while (!ended_) {
@@ -619,16 +652,21 @@ public:
                     throw trace_error(size_, "the trace ends without an END record (file cut short?)", true);
                 }
                 record();
+                progress.passed(whole_records_end_);
             }
             if (whole_records_end_ != size_) {
                 throw trace_error(whole_records_end_, std::to_string(size_ - whole_records_end_) +
                                                           " bytes follow the END record; expected end of file");
             }
+            progress.stopped(size_);
             return {true, size_};
         } catch (const trace_error& e) {
             // A cut-short trace (input ended while a record or END was still
             // expected) is acceptable on request, once the header was read.
-            if (options.accept_truncated && e.truncated() && session_seen_) return {false, whole_records_end_};
+            if (options.accept_truncated && e.truncated() && session_seen_) {
+                progress.stopped(whole_records_end_);
+                return {false, whole_records_end_};
+            }
             throw;
         }
     }
@@ -1211,12 +1249,16 @@ private:
 
 /// How many records of `kind` the trace in [data, data + size) holds, from
 /// the record framing alone (no validation; stops at the first record that
-/// does not fit). For sizing containers before a decode.
-inline std::uint64_t count_records(const void* data, std::size_t size, std::uint8_t kind) noexcept {
+/// does not fit). For sizing containers before a decode. `read`, when
+/// given, is told what was read (read_progress).
+inline std::uint64_t count_records(const void* data, std::size_t size, std::uint8_t kind,
+                                   const read_progress& read = {}) {
     const auto* p = static_cast<const unsigned char*>(data);
+    detail::progress_teller progress(read);
     std::uint64_t n = 0;
     std::size_t pos = detail::format::header_size;
     while (pos < size) {
+        progress.passed(pos);
         const std::uint8_t k = p[pos++];
         std::uint64_t length = 0;
         unsigned shift = 0;
@@ -1230,18 +1272,19 @@ inline std::uint64_t count_records(const void* data, std::size_t size, std::uint
         pos += static_cast<std::size_t>(length);
         n += k == kind;
     }
+    progress.stopped(pos);
     return n;
 }
 
 /// Decodes the trace in [data, data + size), calling `visitor` for each
 /// record in order. Throws loupe::trace_error for a bad trace (see
 /// decode_options for traces cut short); exceptions from the visitor pass
-/// through.
+/// through. `read`, when given, is told what was read (read_progress).
 inline decode_result decode_trace(const void* data, std::size_t size, trace_visitor& visitor,
-                                  decode_options options = {}) {
+                                  decode_options options = {}, const read_progress& read = {}) {
     static const unsigned char empty = 0;
     const auto* bytes = size == 0 ? &empty : static_cast<const unsigned char*>(data);
-    return detail::trace_decoder(bytes, size, visitor).run(options);
+    return detail::trace_decoder(bytes, size, visitor).run(options, read);
 }
 
 }  // namespace loupe

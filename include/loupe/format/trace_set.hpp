@@ -101,11 +101,14 @@ inline trace read_trace_without_events(const void* data, std::size_t size, decod
 /// framing alone (records are not validated: reading them does). Throws
 /// loupe::trace_error naming the byte: no magic where a trace must start,
 /// bytes after an END that do not start a trace, a trace cut short (unless
-/// options.accept_truncated), an empty input.
-inline std::vector<trace_segment> split_trace_set(const void* data, std::size_t size, decode_options options = {}) {
+/// options.accept_truncated), an empty input. `read`, when given, is told
+/// what was read (read_progress).
+inline std::vector<trace_segment> split_trace_set(const void* data, std::size_t size, decode_options options = {},
+                                                  const read_progress& read = {}) {
     static const unsigned char empty = 0;
     const auto* p = size == 0 ? &empty : static_cast<const unsigned char*>(data);
     const std::uint64_t n = size;
+    detail::progress_teller progress(read);
     std::vector<trace_segment> out;
     if (n == 0) throw trace_error(0, "empty input: expected a .loupe trace (file cut short?)", true);
     std::uint64_t start = 0;
@@ -139,6 +142,7 @@ inline std::vector<trace_segment> split_trace_set(const void* data, std::size_t 
                                   true);
             }
             out.push_back({start, left, false});  // reading it says what is wrong
+            progress.stopped(n);
             return out;
         }
         std::uint64_t at = start + detail::format::header_size;
@@ -167,6 +171,7 @@ inline std::vector<trace_segment> split_trace_set(const void* data, std::size_t 
             }
             at = head.pos() + length;
             ended = kind == detail::format::rec_end;
+            progress.passed(at);
         }
         if (!ended && !options.accept_truncated) {
             if (next_trace) {
@@ -180,11 +185,13 @@ inline std::vector<trace_segment> split_trace_set(const void* data, std::size_t 
         }
         if (!ended && !next_trace) {  // cut short: this trace is its whole records, the rest is lost
             out.push_back({start, at - start, false});
+            progress.stopped(n);
             return out;
         }
         out.push_back({start, at - start, ended});
         start = at;
     }
+    progress.stopped(n);
     return out;
 }
 

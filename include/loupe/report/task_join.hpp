@@ -11,6 +11,8 @@
 //     for (const std::string& path : paths) joiner.add(loupe::read_trace_file(path));
 //     loupe::report::task_forest tasks = joiner.finish();
 //
+// (finish(task_detail::counts): the counts and the clock alignment only).
+//
 // The rules, in order:
 // 1. Sides. In each trace, a CALL_OUT and its RETURN_IN (same trace id and
 //    call id) are the client side of a call, t1 and t4; a REQUEST_IN and its
@@ -59,17 +61,26 @@
 // A parent link that would close a cycle (only in damaged traces) is cut
 // and the node made a root (flagged cycle).
 //
+// Since tasks never mix, finish() joins them one at a time: the keys of
+// every side are sorted once, the clocks aligned from every complete call
+// (rule 3), then each task's calls are made, nested, placed and ordered on
+// their own.
+//
 // Cost: O(p log p) in the task points (add(bytes) also decodes and checks
-// every record, O(size)). Memory: the points of the trace being added (88
-// bytes each, in a buffer kept for the next trace unless over twice its
-// need), the sides of all traces added (80 bytes each, kept as the model's,
-// and a 32-byte key each, freed once the calls are made), then the model's
-// calls (72 bytes each, and 12 of work): at the peak about 85 bytes per task
-// point (a side per two points, a call per three), 64 in the model.
+// every record, O(size)). Memory: the points of the trace being added (80
+// bytes each, freed once paired into sides) and the sides of every trace
+// added, as recorded (56 bytes each, and a 16-byte key; their trace ids
+// stored once, about 24 bytes each): about 36 bytes per task point (a side
+// per two points) and 24 per task. finish(task_detail::counts) adds one
+// task's calls at a time; finish(task_detail::trees) makes the model from
+// them: sides of 80 bytes (the recorded ones freed once copied), calls of
+// 72 (a call per three points), 64 bytes per task point, 76 while the
+// sides are copied.
 // Thread-safety: a task_joiner is not shared; join_tasks is pure.
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -84,6 +95,17 @@
 #include "loupe/report/task_tree.hpp"
 
 namespace loupe::report {
+
+/// What task_joiner::finish keeps of the join.
+enum class task_detail : std::uint8_t {
+    /// The whole model: nodes, sides, children and tasks (what the task
+    /// reports and the viewers read).
+    trees,
+    /// The inputs, the clock alignment and the counts only: every task is
+    /// joined as for `trees`, counted, then dropped, so that memory holds
+    /// one task's calls at a time (what `loupe merge -o X.loupe` prints).
+    counts,
+};
 
 class task_joiner {
 public:
@@ -107,9 +129,12 @@ public:
     /// every record is decoded and checked as read_trace does, only the
     /// identity and the task points are kept. Throws loupe::trace_error
     /// (offsets in [data, data + size)); the joiner is then as before.
-    std::uint32_t add(const void* data, std::size_t size, decode_options options = {}) {
+    /// `read`, when given, is told what was read (read_progress: the bytes
+    /// are read twice, the framing to count the task points, then all).
+    std::uint32_t add(const void* data, std::size_t size, decode_options options = {},
+                      const read_progress& read = {}) {
         const std::uint32_t input = begin_input();
-        make_room(static_cast<std::size_t>(count_records(data, size, loupe::detail::format::rec_task)));
+        make_room(static_cast<std::size_t>(count_records(data, size, loupe::detail::format::rec_task, read)));
         struct reader final : trace_visitor {
             task_joiner& j;
             std::uint64_t latest = 0;
@@ -132,7 +157,7 @@ public:
         } r(*this);
         bool complete = false;
         try {
-            complete = decode_trace(data, size, r, options).complete;
+            complete = decode_trace(data, size, r, options, read).complete;
         } catch (...) {
             abandon_input();
             throw;
@@ -143,9 +168,9 @@ public:
 
     std::uint32_t inputs() const noexcept { return static_cast<std::uint32_t>(inputs_.size()); }
 
-    /// Joins everything added (see the top of this file). The joiner is
-    /// left empty.
-    task_forest finish();
+    /// Joins everything added (see the top of this file), keeping `kept`.
+    /// The joiner is left empty.
+    task_forest finish(task_detail kept = task_detail::trees);
 
 private:
     struct build;  // the steps of finish()
@@ -153,20 +178,15 @@ private:
     // Room for an input of `n` task points: its points, and its sides and
     // their keys (at most one per point), made before any point is read, so
     // that sides which move are copied while the points take no memory. The
-    // points buffer serves input after input (freed and allocated anew, it
-    // would leave holes in the heap that stay resident) unless it is over
-    // twice this input's need: then it goes, so that a large input's does
-    // not stay.
+    // points are freed once paired (end_input).
     void make_room(std::size_t n) {
-        if (points_.capacity() > 2 * n) points_ = std::vector<detail::compact_point>();
-        detail::reserve_more(points_, n);
+        points_.reserve(n);
         detail::reserve_more(sides_, n);
         detail::reserve_more(clients_, n);
         detail::reserve_more(servers_, n);
     }
     std::uint32_t begin_input() {
         inputs_.emplace_back();
-        points_.clear();
         counts_before_ = counts_;
         return static_cast<std::uint32_t>(inputs_.size() - 1);
     }
@@ -199,7 +219,6 @@ private:
         c.time_ns = p.time_ns;
         c.thread_id = p.thread_id;
         c.status = p.status;
-        c.input = static_cast<std::uint32_t>(inputs_.size() - 1);
         c.order = static_cast<std::uint32_t>(points_.size());
         c.name = strings_.intern(p.name);
         c.peer = strings_.intern(p.peer);
@@ -212,14 +231,15 @@ private:
         task_input& in = inputs_.back();
         in.complete = complete;
         in.end_ns = std::max(end_ns, in.start_ns);
+        const auto input = static_cast<std::uint32_t>(inputs_.size() - 1);
         const auto servers = std::partition(points_.begin(), points_.end(),
                                             [](const detail::compact_point& p) { return detail::is_client(p.kind); });
         const std::size_t first = sides_.size();  // room made by make_room
-        detail::pair_points(points_.begin(), servers, false, sides_, clients_);
-        detail::pair_points(servers, points_.end(), true, sides_, servers_);
-        points_.clear();
+        detail::pair_points(points_.begin(), servers, false, input, sides_, clients_, tables_);
+        detail::pair_points(servers, points_.end(), true, input, sides_, servers_, tables_);
+        points_ = std::vector<detail::compact_point>();
         for (std::size_t k = first; k < sides_.size(); ++k) {
-            task_side& side = sides_[k];
+            detail::recorded_side& side = sides_[k];
             if (!side.has_begin) side.begin_recorded = std::min(in.start_ns, side.end_recorded);
             if (!side.has_end) side.end_recorded = std::max(in.end_ns, side.begin_recorded);
         }
@@ -227,14 +247,15 @@ private:
     void abandon_input() {
         counts_ = counts_before_;
         inputs_.pop_back();
-        points_.clear();
+        points_ = std::vector<detail::compact_point>();
     }
 
     std::vector<task_input> inputs_;
-    std::vector<detail::compact_point> points_;  // of the input being added (the buffer is reused)
-    std::vector<task_side> sides_;               // of every input so far: finish() makes them task_forest::sides
+    std::vector<detail::compact_point> points_;  // of the input being added
+    std::vector<detail::recorded_side> sides_;   // of every input so far, as recorded
     std::vector<detail::side_key> clients_;      // the client sides' keys
     std::vector<detail::side_key> servers_;      // the server sides' keys
+    detail::side_tables tables_;                 // the trace ids the keys number, the sides' places
     detail::string_table strings_;
     task_counts counts_;
     task_counts counts_before_;  // when the input being added began
@@ -281,54 +302,186 @@ inline void label_inputs(std::vector<task_input>& inputs) {
     }
 }
 
+// Calls `each(c, nc, s, ns)` for every call key (trace, call id) of the
+// sorted keys `clients` and `servers`, in key order: its client sides are
+// clients[c, c + nc), its server sides servers[s, s + ns) (either may be
+// none).
+template <class Each>
+void for_each_call(const std::vector<side_key>& clients, std::size_t c, std::size_t c_end,
+                   const std::vector<side_key>& servers, std::size_t s, std::size_t s_end, Each&& each) {
+    const auto key = [](const side_key& k) { return std::make_pair(k.trace, k.call_id); };
+    while (c < c_end || s < s_end) {
+        const bool take_client = s == s_end || (c < c_end && key(clients[c]) <= key(servers[s]));
+        const auto k = take_client ? key(clients[c]) : key(servers[s]);
+        std::size_t nc = 0, ns = 0;
+        while (c + nc < c_end && key(clients[c + nc]) == k) ++nc;
+        while (s + ns < s_end && key(servers[s + ns]) == k) ++ns;
+        each(c, nc, s, ns);
+        c += nc;
+        s += ns;
+    }
+}
+
+// Puts `v` in the order `old_of` gives (element k becomes the old element
+// old_of[k]) in place, one cycle of the permutation at a time.
+template <class T>
+void apply_order(std::vector<T>& v, const std::vector<std::uint32_t>& old_of) {
+    std::vector<bool> placed(v.size(), false);
+    for (std::uint32_t start = 0; start < v.size(); ++start) {
+        if (placed[start]) continue;
+        T moving = std::move(v[start]);
+        std::uint32_t k = start;
+        for (;;) {
+            placed[k] = true;
+            const std::uint32_t from = old_of[k];
+            if (from == start) {
+                v[k] = std::move(moving);
+                break;
+            }
+            v[k] = std::move(v[from]);
+            k = from;
+        }
+    }
+}
+
 }  // namespace detail
 
+// Joins one task at a time (rules 2 and 4 to 8): its sides are copied in,
+// its calls made, nested, placed and put in order; then they are appended
+// to the forest (task_detail::trees) or only counted. Indexes of sides and
+// nodes are the task's own until then.
 struct task_joiner::build {
-    task_forest& f;
-    // The trace ids of the tasks, ascending (the join meets them in key
-    // order): per node an index into them, which compares as the ids do.
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> trace_ids;
-    std::vector<std::uint32_t> trace_of;  // per node
-    std::vector<std::uint32_t> parent;    // per node, before renumbering
+    build(task_forest& forest, bool keeping, const std::vector<detail::recorded_side>& recorded_sides,
+          const detail::place_table& side_places, const std::vector<detail::trace_id>& ids)
+        : f(forest), keep(keeping), recorded(recorded_sides), places(side_places), trace_ids(ids) {}
+
+    task_forest& f;  // inputs and alignment made; with `keep`, f.sides too
+    const bool keep;
+    const std::vector<detail::recorded_side>& recorded;  // the sides, unless `keep`
+    const detail::place_table& places;                   // of the recorded sides
+    const std::vector<detail::trace_id>& trace_ids;      // by rank
+    // Where each task begins (its earliest root): the tasks go by it.
+    std::vector<std::int64_t> task_begin;
+
+    // The task at hand.
+    std::uint32_t trace = 0;  // its trace id's rank
+    std::vector<task_side> sides;
+    std::vector<std::uint32_t> side_of;  // per side, its index in the joiner's sides (then f.sides)
+    std::vector<task_node> nodes;        // client, server: indexes into `sides`
+    std::vector<std::uint32_t> parent;   // per node
+    struct copy_group {                  // rule 4's copies of one call id wait
+        std::uint64_t call_id;
+        std::vector<std::uint32_t> clients, servers;
+    };
+    std::vector<copy_group> copies;
+    std::size_t copy_count = 0;
+    copy_group group;  // the sides of a call id with no copies
+
+    // Work space of join_task, kept from task to task.
+    struct entry {
+        std::uint32_t input;
+        std::uint64_t span;
+        std::uint64_t begin;
+        std::uint32_t node;
+    };
+    struct interval {
+        std::int64_t begin, end;
+        std::uint32_t node;
+    };
+    struct top2 {
+        std::int64_t end1, end2;
+        std::uint32_t node1;
+    };
+    std::vector<entry> handlers;
+    std::vector<interval> opaque, requests;
+    std::vector<top2> latest_ends;
+    std::vector<std::uint8_t> state;
+    std::vector<std::uint32_t> path, first_child, kids, fill, stack, roots, new_index, old_of, depth;
+    std::vector<std::int64_t> server_shift;
+    std::vector<bool> seen;  // per input
 
     std::uint32_t domain(std::uint32_t input) const { return f.alignment.domain_of[input]; }
-
-    // The index of the trace id of `k`, not smaller than any before it.
-    std::uint32_t trace_index(const detail::side_key& k) {
-        if (trace_ids.empty() || trace_ids.back() != std::make_pair(k.trace_high, k.trace_low)) {
-            trace_ids.emplace_back(k.trace_high, k.trace_low);
-        }
-        return static_cast<std::uint32_t>(trace_ids.size() - 1);
+    std::int64_t aligned_begin(const task_side& s) const { return f.alignment.to_timeline(s.input, s.begin_recorded); }
+    std::int64_t aligned_end(const task_side& s) const { return f.alignment.to_timeline(s.input, s.end_recorded); }
+    const task_side& client_side(const task_node& n) const { return n.client != no_task_side ? sides[n.client] : none(); }
+    const task_side& server_side(const task_node& n) const { return n.server != no_task_side ? sides[n.server] : none(); }
+    static const task_side& none() {
+        static const task_side absent;
+        return absent;
     }
 
-    std::uint32_t add_node(task_node_kind kind, std::uint32_t trace, const detail::side_key* client,
-                           const detail::side_key* server) {
+    // Copies in the side the joiner numbered `index`; returns its index here.
+    std::uint32_t take_side(std::uint32_t index) {
+        sides.push_back(keep ? f.sides[index] : detail::to_task_side(recorded[index], places));
+        side_of.push_back(index);
+        return static_cast<std::uint32_t>(sides.size() - 1);
+    }
+
+    std::uint32_t add_node(task_node_kind kind, std::uint64_t call_id, std::uint32_t client, std::uint32_t server) {
         task_node n;
         n.kind = kind;
-        const detail::side_key& any = client ? *client : *server;
-        n.call_id = any.call_id;
-        if (client) n.client = client->side;
-        if (server) n.server = server->side;
-        for (const task_side* side : {&f.client_side(n), &f.server_side(n)}) {
+        n.call_id = call_id;
+        n.client = client;
+        n.server = server;
+        for (const task_side* side : {&client_side(n), &server_side(n)}) {
             if (!side->present()) continue;
             if (!side->has_begin) n.flags |= task_flag::begin_unknown;
             if (!side->has_end) n.flags |= task_flag::open;
         }
-        f.nodes.push_back(n);
-        trace_of.push_back(trace);
+        nodes.push_back(n);
         parent.push_back(no_task_node);
-        return static_cast<std::uint32_t>(f.nodes.size() - 1);
+        return static_cast<std::uint32_t>(nodes.size() - 1);
     }
 
-    std::int64_t aligned_begin(const task_side& s) const { return f.alignment.to_timeline(s.input, s.begin_recorded); }
-    std::int64_t aligned_end(const task_side& s) const { return f.alignment.to_timeline(s.input, s.end_recorded); }
+    // Rule 2 for the calls of trace `rank`: clients[c0, c1) and servers[s0,
+    // s1) (sorted keys) hold its sides. The copies wait for rule 4.
+    void make_calls(std::uint32_t rank, const std::vector<detail::side_key>& clients, std::size_t c0,
+                    std::size_t c1, const std::vector<detail::side_key>& servers, std::size_t s0, std::size_t s1) {
+        trace = rank;
+        sides.clear();
+        side_of.clear();
+        nodes.clear();
+        parent.clear();
+        copy_count = 0;
+        const auto take = [&](const detail::side_key* k, std::size_t n, std::vector<std::uint32_t>& into) {
+            into.clear();
+            for (std::size_t i = 0; i < n; ++i) into.push_back(take_side(k[i].side));
+        };
+        detail::for_each_call(clients, c0, c1, servers, s0, s1, [&](std::size_t c, std::size_t nc, std::size_t s,
+                                                                      std::size_t ns) {
+            const std::uint64_t call_id = nc != 0 ? clients[c].call_id : servers[s].call_id;
+            const bool copied = call_id != 0 && nc != 0 && ns != 0 && (nc > 1 || ns > 1);
+            if (copied && copies.size() == copy_count) copies.emplace_back();
+            copy_group& g = copied ? copies[copy_count++] : group;
+            g.call_id = call_id;
+            take(clients.data() + c, nc, g.clients);
+            take(servers.data() + s, ns, g.servers);
+            if (copied) return;
+            if (call_id == 0) {  // no context came in (client points never have call id 0)
+                for (const std::uint32_t server : g.servers) add_node(task_node_kind::root, 0, no_task_side, server);
+            } else if (ns == 0) {
+                for (const std::uint32_t client : g.clients) {
+                    const std::uint32_t n = add_node(task_node_kind::opaque, call_id, client, no_task_side);
+                    if (nc > 1) nodes[n].flags |= task_flag::duplicate;
+                }
+            } else if (nc == 0) {
+                for (const std::uint32_t server : g.servers) {
+                    const std::uint32_t n = add_node(task_node_kind::unlinked, call_id, no_task_side, server);
+                    if (ns > 1) nodes[n].flags |= task_flag::duplicate;
+                }
+            } else {
+                add_node(task_node_kind::call, call_id, g.clients[0], g.servers[0]);
+            }
+        });
+    }
 
     // Rule 4: the copies of one call id, paired on the timeline.
-    void pair_copies(std::uint32_t trace, std::vector<detail::side_key>& clients,
-                     std::vector<detail::side_key>& servers) {
-        const auto by_begin = [&](const detail::side_key& a, const detail::side_key& b) {
-            const task_side& x = f.sides[a.side];
-            const task_side& y = f.sides[b.side];
+    void pair_copies(copy_group& g) {
+        std::vector<std::uint32_t>& clients = g.clients;
+        std::vector<std::uint32_t>& servers = g.servers;
+        const auto by_begin = [&](std::uint32_t a, std::uint32_t b) {
+            const task_side& x = sides[a];
+            const task_side& y = sides[b];
             const std::int64_t bx = aligned_begin(x), by = aligned_begin(y);
             return bx != by ? bx < by : x.input < y.input;
         };
@@ -337,12 +490,12 @@ struct task_joiner::build {
         std::vector<bool> used(clients.size(), false);
         const bool small = clients.size() * servers.size() <= (1u << 16);
         std::size_t in_order = 0;
-        for (const detail::side_key& s : servers) {
+        for (const std::uint32_t s : servers) {
             std::size_t pick = clients.size();
             if (small) {  // the latest copy sent before it arrived, else the earliest left
-                const std::int64_t arrived = aligned_begin(f.sides[s.side]);
+                const std::int64_t arrived = aligned_begin(sides[s]);
                 for (std::size_t k = clients.size(); k-- > 0;) {
-                    if (!used[k] && aligned_begin(f.sides[clients[k].side]) <= arrived) {
+                    if (!used[k] && aligned_begin(sides[clients[k]]) <= arrived) {
                         pick = k;
                         break;
                     }
@@ -357,42 +510,35 @@ struct task_joiner::build {
             std::uint32_t n;
             if (pick < clients.size()) {
                 used[pick] = true;
-                n = add_node(task_node_kind::call, trace, &clients[pick], &s);
+                n = add_node(task_node_kind::call, g.call_id, clients[pick], s);
             } else {
-                n = add_node(task_node_kind::unlinked, trace, nullptr, &s);
+                n = add_node(task_node_kind::unlinked, g.call_id, no_task_side, s);
             }
-            f.nodes[n].flags |= task_flag::duplicate;
+            nodes[n].flags |= task_flag::duplicate;
         }
         for (std::size_t k = 0; k < clients.size(); ++k) {
             if (used[k]) continue;
-            const std::uint32_t n = add_node(task_node_kind::opaque, trace, &clients[k], nullptr);
-            f.nodes[n].flags |= task_flag::duplicate;
+            const std::uint32_t n = add_node(task_node_kind::opaque, g.call_id, clients[k], no_task_side);
+            nodes[n].flags |= task_flag::duplicate;
         }
     }
 
     // Rule 5: parents by span.
     void link_by_span() {
-        struct entry {
-            std::uint32_t input, trace;
-            std::uint64_t span;
-            std::uint64_t begin;
-            std::uint32_t node;
-        };
-        std::vector<entry> servers;
-        servers.reserve(static_cast<std::size_t>(std::count_if(
-            f.nodes.begin(), f.nodes.end(), [](const task_node& n) { return n.server != no_task_side; })));
-        for (std::uint32_t i = 0; i < f.nodes.size(); ++i) {
-            const task_side& s = f.server_side(f.nodes[i]);
-            if (s.present()) servers.push_back({s.input, trace_of[i], s.span_id, s.begin_recorded, i});
+        std::vector<entry>& servers = handlers;
+        servers.clear();
+        for (std::uint32_t i = 0; i < nodes.size(); ++i) {
+            const task_side& s = server_side(nodes[i]);
+            if (s.present()) servers.push_back({s.input, s.span_id, s.begin_recorded, i});
         }
-        const auto key = [](const entry& e) { return std::make_tuple(e.input, e.trace, e.span); };
+        const auto key = [](const entry& e) { return std::make_pair(e.input, e.span); };
         std::sort(servers.begin(), servers.end(), [&](const entry& a, const entry& b) {
             return key(a) != key(b) ? key(a) < key(b) : a.begin != b.begin ? a.begin < b.begin : a.node < b.node;
         });
-        for (std::uint32_t i = 0; i < f.nodes.size(); ++i) {
-            const task_side& c = f.client_side(f.nodes[i]);
+        for (std::uint32_t i = 0; i < nodes.size(); ++i) {
+            const task_side& c = client_side(nodes[i]);
             if (!c.present()) continue;
-            const entry probe{c.input, trace_of[i], c.span_id, 0, 0};
+            const entry probe{c.input, c.span_id, 0, 0};
             auto it = std::lower_bound(servers.begin(), servers.end(), probe,
                                        [&](const entry& a, const entry& b) { return key(a) < key(b); });
             // The handler running at t1 (the latest to start by then), else the first one.
@@ -400,7 +546,7 @@ struct task_joiner::build {
             for (; it != servers.end() && key(*it) == key(probe); ++it) {
                 if (it->node == i) continue;
                 if (first == no_task_node) first = it->node;
-                const task_side& s = f.server_side(f.nodes[it->node]);
+                const task_side& s = server_side(nodes[it->node]);
                 if (s.begin_recorded <= c.begin_recorded && c.begin_recorded <= s.end_recorded) best = it->node;
             }
             parent[i] = best != no_task_node ? best : first;
@@ -409,38 +555,29 @@ struct task_joiner::build {
 
     // Rule 5's inference: an unlinked request inside exactly one opaque call.
     void infer_via_unprofiled() {
-        struct interval {
-            std::uint32_t trace;
-            std::int64_t begin, end;
-            std::uint32_t node;
-        };
-        std::vector<interval> opaque, requests;
-        for (std::uint32_t i = 0; i < f.nodes.size(); ++i) {
-            const task_node& n = f.nodes[i];
-            const task_side& client = f.client_side(n);
-            const task_side& server = f.server_side(n);
+        opaque.clear();
+        requests.clear();
+        for (std::uint32_t i = 0; i < nodes.size(); ++i) {
+            const task_node& n = nodes[i];
+            const task_side& client = client_side(n);
+            const task_side& server = server_side(n);
             if (n.kind == task_node_kind::opaque && client.has_begin && client.has_end) {
-                opaque.push_back({trace_of[i], aligned_begin(client), aligned_end(client), i});
+                opaque.push_back({aligned_begin(client), aligned_end(client), i});
             } else if (n.kind == task_node_kind::unlinked && n.call_id != 0 && !n.has(task_flag::duplicate) &&
                        server.has_begin && server.has_end) {
-                requests.push_back({trace_of[i], aligned_begin(server), aligned_end(server), i});
+                requests.push_back({aligned_begin(server), aligned_end(server), i});
             }
         }
         if (opaque.empty() || requests.empty()) return;
         const auto order = [](const interval& a, const interval& b) {
-            return std::tie(a.trace, a.begin, a.node) < std::tie(b.trace, b.begin, b.node);
+            return std::tie(a.begin, a.node) < std::tie(b.begin, b.node);
         };
         std::sort(opaque.begin(), opaque.end(), order);
-        // Per prefix of each trace's opaque calls (by begin): the two latest
-        // ends, to count up to two calls containing an interval.
-        struct top2 {
-            std::int64_t end1, end2;
-            std::uint32_t node1;
-        };
-        std::vector<top2> best(opaque.size());
+        // Per prefix of the opaque calls (by begin): the two latest ends, to
+        // count up to two calls containing an interval.
+        latest_ends.resize(opaque.size());
         for (std::size_t k = 0; k < opaque.size(); ++k) {
-            const bool same = k > 0 && opaque[k - 1].trace == opaque[k].trace;
-            top2 t = same ? best[k - 1] : top2{detail::time_min, detail::time_min, no_task_node};
+            top2 t = k > 0 ? latest_ends[k - 1] : top2{detail::time_min, detail::time_min, no_task_node};
             if (opaque[k].end > t.end1) {
                 t.end2 = t.end1;
                 t.end1 = opaque[k].end;
@@ -448,19 +585,16 @@ struct task_joiner::build {
             } else if (opaque[k].end > t.end2) {
                 t.end2 = opaque[k].end;
             }
-            best[k] = t;
+            latest_ends[k] = t;
         }
         for (const interval& r : requests) {
-            // The last opaque call of r's trace beginning at or before r.
-            const interval probe{r.trace, r.begin, 0, no_task_node};
+            // The last opaque call beginning at or before r.
+            const interval probe{r.begin, 0, no_task_node};
             const auto after = std::upper_bound(opaque.begin(), opaque.end(), probe, order);
             if (after == opaque.begin()) continue;
-            const std::size_t k = static_cast<std::size_t>(after - opaque.begin()) - 1;
-            if (opaque[k].trace != r.trace) continue;
-            const top2& t = best[k];
+            const top2& t = latest_ends[static_cast<std::size_t>(after - opaque.begin()) - 1];
             if (t.end1 >= r.end && t.end2 < r.end) {
-                task_node& n = f.nodes[r.node];
-                n.kind = task_node_kind::via_unprofiled;
+                nodes[r.node].kind = task_node_kind::via_unprofiled;
                 parent[r.node] = t.node1;
             }
         }
@@ -468,9 +602,8 @@ struct task_joiner::build {
 
     // Cuts the parent links that close cycles (damaged traces only).
     void break_cycles() {
-        std::vector<std::uint8_t> state(f.nodes.size(), 0);  // 0 new, 1 on the current path, 2 done
-        std::vector<std::uint32_t> path;
-        for (std::uint32_t i = 0; i < f.nodes.size(); ++i) {
+        state.assign(nodes.size(), 0);  // 0 new, 1 on the current path, 2 done
+        for (std::uint32_t i = 0; i < nodes.size(); ++i) {
             if (state[i] != 0) continue;
             path.clear();
             std::uint32_t v = i;
@@ -483,34 +616,34 @@ struct task_joiner::build {
                 std::uint32_t lowest = v;
                 for (std::uint32_t u = parent[v]; u != v; u = parent[u]) lowest = std::min(lowest, u);
                 parent[lowest] = no_task_node;
-                f.nodes[lowest].flags |= task_flag::cycle;
+                nodes[lowest].flags |= task_flag::cycle;
             }
             for (const std::uint32_t u : path) state[u] = 2;
         }
     }
 
     // Rule 6, for node `i` whose parent is placed.
-    void place(std::uint32_t i, std::vector<std::int64_t>& server_shift) {
-        task_node& n = f.nodes[i];
+    void place(std::uint32_t i) {
+        task_node& n = nodes[i];
         const std::uint32_t p = parent[i];
         std::int64_t client_shift = 0;
         if (n.client != no_task_side) {
-            task_side& client = f.sides[n.client];
+            task_side& client = sides[n.client];
             if (p != no_task_node) {
-                const task_side& caller = f.server_side(f.nodes[p]);
+                const task_side& caller = server_side(nodes[p]);
                 if (caller.present() && caller.input == client.input) client_shift = server_shift[p];
             }
             client.begin_ns = detail::sat_add(aligned_begin(client), client_shift);
             client.end_ns = detail::sat_add(aligned_end(client), client_shift);
         }
         if (n.server != no_task_side) {
-            task_side& server = f.sides[n.server];
+            task_side& server = sides[n.server];
             // The interval it must fit in: its client's, or for an inferred
             // request the opaque call around it.
-            const task_side* window = n.client != no_task_side ? &f.sides[n.client] : nullptr;
+            const task_side* window = n.client != no_task_side ? &sides[n.client] : nullptr;
             std::int64_t window_shift = client_shift;
             if (!window && n.kind == task_node_kind::via_unprofiled && p != no_task_node) {
-                window = &f.client_side(f.nodes[p]);
+                window = &client_side(nodes[p]);
                 window_shift = detail::sat_sub(window->begin_ns, aligned_begin(*window));
             }
             const bool same_domain = window && domain(window->input) == domain(server.input);
@@ -537,303 +670,297 @@ struct task_joiner::build {
             server.begin_ns = detail::sat_add(begin, s);
             server.end_ns = detail::sat_add(end, s);
         }
-        const task_side& shown = n.client != no_task_side ? f.sides[n.client] : f.sides[n.server];
+        const task_side& shown = n.client != no_task_side ? sides[n.client] : sides[n.server];
         n.begin_ns = shown.begin_ns;
         n.end_ns = std::max(shown.end_ns, shown.begin_ns);
     }
+
+    // Rules 4 to 8 for the task whose calls make_calls made; then the task
+    // is counted into `k` and, with `keep`, appended to the forest (its
+    // nodes' parents and its roots relative to its first node, for
+    // finish() to put in order).
+    void join_task(task_counts& k) {
+        for (std::size_t g = 0; g < copy_count; ++g) pair_copies(copies[g]);
+
+        // 5. Nesting.
+        link_by_span();
+        infer_via_unprofiled();
+        break_cycles();
+
+        // Children lists.
+        const std::uint32_t count = static_cast<std::uint32_t>(nodes.size());
+        first_child.assign(count + 1, 0);
+        kids.resize(count);
+        for (std::uint32_t i = 0; i < count; ++i) {
+            if (parent[i] != no_task_node) ++first_child[parent[i] + 1];
+        }
+        for (std::uint32_t i = 0; i < count; ++i) first_child[i + 1] += first_child[i];
+        fill.assign(first_child.begin(), first_child.end() - 1);
+        for (std::uint32_t i = 0; i < count; ++i) {
+            if (parent[i] != no_task_node) kids[fill[parent[i]]++] = i;
+        }
+
+        // 6. Placing, top down from the roots (any order that places a
+        // parent before its children).
+        server_shift.assign(count, 0);
+        for (std::uint32_t r = 0; r < count; ++r) {
+            if (parent[r] != no_task_node) continue;
+            stack.assign(1, r);
+            while (!stack.empty()) {
+                const std::uint32_t i = stack.back();
+                stack.pop_back();
+                place(i);
+                for (std::uint32_t c = first_child[i]; c < first_child[i + 1]; ++c) stack.push_back(kids[c]);
+            }
+        }
+
+        // Children by begin, then call id, then index: deterministic.
+        const auto earlier = [&](std::uint32_t x, std::uint32_t y) {
+            const task_node& a = nodes[x];
+            const task_node& d = nodes[y];
+            if (a.begin_ns != d.begin_ns) return a.begin_ns < d.begin_ns;
+            if (a.call_id != d.call_id) return a.call_id < d.call_id;
+            return x < y;
+        };
+        for (std::uint32_t i = 0; i < count; ++i) {
+            std::sort(kids.begin() + first_child[i], kids.begin() + first_child[i + 1], earlier);
+        }
+
+        // Self time: the duration minus the union of the children's
+        // intervals, each clipped to the node's (children come by begin).
+        for (std::uint32_t i = 0; i < count; ++i) {
+            task_node& n = nodes[i];
+            std::uint64_t covered = 0;
+            std::int64_t reach = n.begin_ns;  // the union so far ends here
+            for (std::uint32_t c = first_child[i]; c < first_child[i + 1]; ++c) {
+                const task_node& ch = nodes[kids[c]];
+                const std::int64_t from = std::max(ch.begin_ns, reach);
+                const std::int64_t to = std::min(ch.end_ns, n.end_ns);
+                if (to > from) {
+                    covered += detail::length(from, to);
+                    reach = to;
+                }
+            }
+            const std::uint64_t duration = detail::length(n.begin_ns, n.end_ns);
+            n.self_ns = static_cast<std::int64_t>(duration - std::min<std::uint64_t>(covered, duration));
+        }
+
+        // 8. The task's trees in depth-first order, roots by begin.
+        roots.clear();
+        for (std::uint32_t i = 0; i < count; ++i) {
+            if (parent[i] == no_task_node) roots.push_back(i);
+        }
+        std::sort(roots.begin(), roots.end(), earlier);
+        new_index.assign(count, no_task_node);
+        old_of.clear();  // new index -> old
+        depth.assign(count, 0);
+        for (const std::uint32_t root : roots) {
+            stack.assign(1, root);
+            while (!stack.empty()) {
+                const std::uint32_t i = stack.back();
+                stack.pop_back();
+                new_index[i] = static_cast<std::uint32_t>(old_of.size());
+                old_of.push_back(i);
+                for (std::uint32_t c = first_child[i + 1]; c-- > first_child[i];) {
+                    depth[kids[c]] = depth[i] + 1;
+                    stack.push_back(kids[c]);
+                }
+            }
+        }
+        // Nodes a damaged trace left outside every tree cannot exist: each
+        // has a root above it once the cycles are cut.
+
+        task_tree tree;
+        tree.trace_high = trace_ids[trace].first;
+        tree.trace_low = trace_ids[trace].second;
+        tree.node_count = count;
+        tree.begin_ns = detail::time_max;
+        tree.end_ns = detail::time_min;
+        seen.assign(f.inputs.size(), false);
+        for (std::uint32_t j = 0; j < count; ++j) {
+            const std::uint32_t i = old_of[j];
+            task_node& n = nodes[i];
+            n.parent = parent[i] == no_task_node ? no_task_node : new_index[parent[i]];
+            n.depth = depth[i];
+            n.children_count = first_child[i + 1] - first_child[i];
+            if (n.parent == no_task_node) tree.roots.push_back(j);
+            tree.begin_ns = std::min(tree.begin_ns, n.begin_ns);
+            tree.end_ns = std::max(tree.end_ns, n.end_ns);
+            tree.flags |= n.flags;
+            for (const task_side* side : {&client_side(n), &server_side(n)}) {
+                if (side->present() && !seen[side->input]) {
+                    seen[side->input] = true;
+                    ++tree.processes;
+                }
+            }
+            ++k.calls;
+            k.joined += n.kind == task_node_kind::call;
+            k.opaque += n.kind == task_node_kind::opaque;
+            k.roots += n.kind == task_node_kind::root;
+            k.unlinked += n.kind == task_node_kind::unlinked;
+            k.via_unprofiled += n.kind == task_node_kind::via_unprofiled;
+            k.clamped += n.has(task_flag::clamped);
+            k.open += n.has(task_flag::open);
+            k.duplicates += n.has(task_flag::duplicate);
+            k.unaligned += n.has(task_flag::unaligned);
+            k.cycles += n.has(task_flag::cycle);
+        }
+        ++k.tasks;
+        if (!keep) return;
+        std::stable_sort(tree.roots.begin(), tree.roots.end(), [&](std::uint32_t x, std::uint32_t y) {
+            return nodes[old_of[x]].begin_ns < nodes[old_of[y]].begin_ns;
+        });
+        tree.first_node = static_cast<std::uint32_t>(f.nodes.size());
+        for (std::uint32_t j = 0; j < count; ++j) {
+            task_node n = nodes[old_of[j]];
+            for (std::uint32_t* side : {&n.client, &n.server}) {
+                if (*side == no_task_side) continue;
+                task_side& placed = f.sides[side_of[*side]];
+                placed.begin_ns = sides[*side].begin_ns;
+                placed.end_ns = sides[*side].end_ns;
+                *side = side_of[*side];
+            }
+            f.nodes.push_back(n);
+        }
+        task_begin.push_back(nodes[roots.front()].begin_ns);
+        f.tasks.push_back(std::move(tree));
+    }
 };
 
-inline task_forest task_joiner::finish() {
+inline task_forest task_joiner::finish(task_detail kept) {
     task_forest f;
     f.inputs = std::move(inputs_);
     inputs_.clear();
     f.counts = counts_;
     counts_ = {};
     detail::label_inputs(f.inputs);
-    build b{f, {}, {}, {}};
-
-    // 1. Sides (paired as each input was added): the forest's from now on;
-    // the join sorts their keys.
-    f.sides = std::move(sides_);
-    sides_ = std::vector<task_side>();
-    std::vector<detail::side_key> clients = std::move(clients_);
-    std::vector<detail::side_key> servers = std::move(servers_);
-    clients_ = std::vector<detail::side_key>();
-    servers_ = std::vector<detail::side_key>();
-    points_ = std::vector<detail::compact_point>();
     f.strings = strings_.take();
 
-    // 2. Calls: group both sides by (trace, call id).
-    const auto key = [](const detail::side_key& s) { return std::make_tuple(s.trace_high, s.trace_low, s.call_id); };
+    // 1. Sides (paired as each input was added) and their keys, trace ids
+    // numbered by rank; the keys sorted.
+    std::vector<detail::recorded_side> recorded = std::move(sides_);
+    std::vector<detail::side_key> clients = std::move(clients_);
+    std::vector<detail::side_key> servers = std::move(servers_);
+    sides_ = std::vector<detail::recorded_side>();
+    clients_ = std::vector<detail::side_key>();
+    servers_ = std::vector<detail::side_key>();
+    const detail::place_table places = std::move(tables_.places);
+    tables_.places = detail::place_table();
+    std::vector<detail::trace_id> trace_ids;
+    {
+        std::vector<std::uint32_t> rank;
+        trace_ids = tables_.traces.take_sorted(rank);
+        for (detail::side_key& k : clients) k.trace = rank[k.trace];
+        for (detail::side_key& k : servers) k.trace = rank[k.trace];
+    }
     const auto by_key = [&](const detail::side_key& a, const detail::side_key& c) {
-        if (key(a) != key(c)) return key(a) < key(c);
-        const task_side& x = f.sides[a.side];
-        const task_side& y = f.sides[c.side];
-        if (x.input != y.input) return x.input < y.input;
+        if (a.trace != c.trace) return a.trace < c.trace;
+        if (a.call_id != c.call_id) return a.call_id < c.call_id;
+        const detail::recorded_side& x = recorded[a.side];
+        const detail::recorded_side& y = recorded[c.side];
+        const std::uint32_t x_input = places.input(x.place), y_input = places.input(y.place);
+        if (x_input != y_input) return x_input < y_input;
         return x.begin_recorded < y.begin_recorded;
     };
     std::sort(clients.begin(), clients.end(), by_key);
     std::sort(servers.begin(), servers.end(), by_key);
-    // At most one node per side (pages never touched cost nothing).
-    f.nodes.reserve(clients.size() + servers.size());
-    b.trace_of.reserve(clients.size() + servers.size());
-    b.parent.reserve(clients.size() + servers.size());
-    // The copies of rule 4 wait, kept aside (with their trace id's index).
-    struct copy_group {
-        std::uint32_t trace;
-        std::vector<detail::side_key> clients, servers;
-    };
-    std::vector<copy_group> copies;
-    for (std::size_t c = 0, s = 0; c < clients.size() || s < servers.size();) {
-        // The next key, and how many sides of each kind have it.
-        const bool take_client = s == servers.size() || (c < clients.size() && key(clients[c]) <= key(servers[s]));
-        const auto k = take_client ? key(clients[c]) : key(servers[s]);
-        std::size_t nc = 0, ns = 0;
-        while (c + nc < clients.size() && key(clients[c + nc]) == k) ++nc;
-        while (s + ns < servers.size() && key(servers[s + ns]) == k) ++ns;
-        const detail::side_key* cs = clients.data() + c;
-        const detail::side_key* ss = servers.data() + s;
-        const std::uint32_t trace = b.trace_index(take_client ? *cs : *ss);
-        if (std::get<2>(k) == 0) {  // no context came in (client points never have call id 0)
-            for (std::size_t i = 0; i < ns; ++i) b.add_node(task_node_kind::root, trace, nullptr, &ss[i]);
-        } else if (ns == 0) {
-            for (std::size_t i = 0; i < nc; ++i) {
-                const std::uint32_t n = b.add_node(task_node_kind::opaque, trace, &cs[i], nullptr);
-                if (nc > 1) f.nodes[n].flags |= task_flag::duplicate;
+
+    // 3. Clocks: the samples are the calls with one copy of each side
+    // (rule 4's copies wait) and all four times. Meanwhile, the calls are
+    // counted: one per server side, and per client side left over.
+    std::size_t calls = 0;
+    {
+        std::vector<clock_sample> samples;
+        const auto sample = [&](std::size_t c, std::size_t nc, std::size_t s, std::size_t ns) {
+            calls += std::max(nc, ns);
+            if (nc != 1 || ns != 1) return;
+            const detail::recorded_side& client = recorded[clients[c].side];
+            const detail::recorded_side& server = recorded[servers[s].side];
+            if (client.has_begin && client.has_end && server.has_begin && server.has_end) {
+                samples.push_back({places.input(client.place), places.input(server.place), client.begin_recorded,
+                                   server.begin_recorded, server.end_recorded, client.end_recorded});
             }
-        } else if (nc == 0) {
-            for (std::size_t i = 0; i < ns; ++i) {
-                const std::uint32_t n = b.add_node(task_node_kind::unlinked, trace, nullptr, &ss[i]);
-                if (ns > 1) f.nodes[n].flags |= task_flag::duplicate;
-            }
-        } else if (nc == 1 && ns == 1) {
-            b.add_node(task_node_kind::call, trace, cs, ss);
-        } else {
-            copies.push_back(
-                {trace, std::vector<detail::side_key>(cs, cs + nc), std::vector<detail::side_key>(ss, ss + ns)});
-        }
-        c += nc;
-        s += ns;
+        };
+        detail::for_each_call(clients, 0, clients.size(), servers, 0, servers.size(), sample);
+        std::vector<std::string> domains;
+        domains.reserve(f.inputs.size());
+        for (const task_input& in : f.inputs) domains.push_back(in.clock_domain);
+        f.alignment = align_clocks(domains, samples);
     }
+
+    // The model's sides, from the recorded ones (then freed).
+    const bool keep = kept == task_detail::trees;
+    if (keep) {
+        f.sides.reserve(recorded.size());
+        for (const detail::recorded_side& s : recorded) f.sides.push_back(detail::to_task_side(s, places));
+        recorded = std::vector<detail::recorded_side>();
+        f.nodes.reserve(calls);
+        f.tasks.reserve(trace_ids.size());
+    }
+
+    // 2, 4 to 8: task after task (the keys of one trace id are together).
+    build b(f, keep, recorded, places, trace_ids);
+    task_counts& k = f.counts;
+    for (std::size_t c = 0, s = 0; c < clients.size() || s < servers.size();) {
+        const std::uint32_t rank = s == servers.size() || (c < clients.size() && clients[c].trace < servers[s].trace)
+                                       ? clients[c].trace
+                                       : servers[s].trace;
+        std::size_t c_end = c, s_end = s;
+        while (c_end < clients.size() && clients[c_end].trace == rank) ++c_end;
+        while (s_end < servers.size() && servers[s_end].trace == rank) ++s_end;
+        b.make_calls(rank, clients, c, c_end, servers, s, s_end);
+        b.join_task(k);
+        c = c_end;
+        s = s_end;
+    }
+    if (!keep) return f;
     clients = std::vector<detail::side_key>();
     servers = std::vector<detail::side_key>();
 
-    // 3. Clocks: the samples are the calls made so far (the copies wait)
-    // with all four times.
-    const auto sample = [&](const task_node& n) {
-        const task_side& client = f.client_side(n);
-        const task_side& server = f.server_side(n);
-        return n.kind == task_node_kind::call && client.has_begin && client.has_end && server.has_begin &&
-               server.has_end;
-    };
-    std::vector<clock_sample> samples;
-    samples.reserve(static_cast<std::size_t>(std::count_if(f.nodes.begin(), f.nodes.end(), sample)));
-    for (const task_node& n : f.nodes) {
-        if (!sample(n)) continue;
-        const task_side& client = f.client_side(n);
-        const task_side& server = f.server_side(n);
-        samples.push_back({client.input, server.input, client.begin_recorded, server.begin_recorded,
-                           server.end_recorded, client.end_recorded});
-    }
-    std::vector<std::string> domains;
-    domains.reserve(f.inputs.size());
-    for (const task_input& in : f.inputs) domains.push_back(in.clock_domain);
-    f.alignment = align_clocks(domains, samples);
-    samples = std::vector<clock_sample>();
-
-    // 4. Copies, on the timeline.
-    for (copy_group& g : copies) b.pair_copies(g.trace, g.clients, g.servers);
-    copies = std::vector<copy_group>();
-
-    // 5. Nesting.
-    b.link_by_span();
-    b.infer_via_unprofiled();
-    b.break_cycles();
-
-    // 8. Tasks: nodes grouped by trace id; children lists.
-    const std::uint32_t count = static_cast<std::uint32_t>(f.nodes.size());
-    std::vector<std::uint32_t> first_child(count + 1, 0), kids(count);
-    for (std::uint32_t i = 0; i < count; ++i) {
-        if (b.parent[i] != no_task_node) ++first_child[b.parent[i] + 1];
-    }
-    for (std::uint32_t i = 0; i < count; ++i) first_child[i + 1] += first_child[i];
+    // Tasks by begin (their earliest root), then trace id (they were made in
+    // its order); each task's nodes move with it.
+    std::vector<std::uint32_t> order(f.tasks.size());
+    for (std::uint32_t t = 0; t < order.size(); ++t) order[t] = t;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](std::uint32_t x, std::uint32_t y) { return b.task_begin[x] < b.task_begin[y]; });
     {
-        std::vector<std::uint32_t> fill(first_child.begin(), first_child.end() - 1);
-        for (std::uint32_t i = 0; i < count; ++i) {
-            if (b.parent[i] != no_task_node) kids[fill[b.parent[i]]++] = i;
+        std::vector<std::uint32_t> old_of;  // new node index -> old
+        old_of.reserve(f.nodes.size());
+        for (const std::uint32_t t : order) {
+            const task_tree& tree = f.tasks[t];
+            for (std::uint32_t j = 0; j < tree.node_count; ++j) old_of.push_back(tree.first_node + j);
         }
+        detail::apply_order(f.nodes, old_of);
+        detail::apply_order(f.tasks, order);
     }
-
-    // 6. Placing, top down from the roots (any order that places a parent
-    // before its children).
-    std::vector<std::uint32_t> stack;
-    {
-        std::vector<std::int64_t> server_shift(count, 0);
-        for (std::uint32_t r = 0; r < count; ++r) {
-            if (b.parent[r] != no_task_node) continue;
-            stack.push_back(r);
-            while (!stack.empty()) {
-                const std::uint32_t i = stack.back();
-                stack.pop_back();
-                b.place(i, server_shift);
-                for (std::uint32_t k = first_child[i]; k < first_child[i + 1]; ++k) stack.push_back(kids[k]);
-            }
-        }
-    }
-
-    // Children by begin, then call id, then index: deterministic.
-    const auto earlier = [&](std::uint32_t x, std::uint32_t y) {
-        const task_node& a = f.nodes[x];
-        const task_node& d = f.nodes[y];
-        if (a.begin_ns != d.begin_ns) return a.begin_ns < d.begin_ns;
-        if (a.call_id != d.call_id) return a.call_id < d.call_id;
-        return x < y;
-    };
-    for (std::uint32_t i = 0; i < count; ++i) {
-        std::sort(kids.begin() + first_child[i], kids.begin() + first_child[i + 1], earlier);
-    }
-
-    // Self time: the duration minus the union of the children's intervals,
-    // each clipped to the node's (children come by begin).
-    for (std::uint32_t i = 0; i < count; ++i) {
-        task_node& n = f.nodes[i];
-        std::uint64_t covered = 0;
-        std::int64_t reach = n.begin_ns;  // the union so far ends here
-        for (std::uint32_t k = first_child[i]; k < first_child[i + 1]; ++k) {
-            const task_node& ch = f.nodes[kids[k]];
-            const std::int64_t from = std::max(ch.begin_ns, reach);
-            const std::int64_t to = std::min(ch.end_ns, n.end_ns);
-            if (to > from) {
-                covered += detail::length(from, to);
-                reach = to;
-            }
-        }
-        n.self_ns = static_cast<std::int64_t>(detail::length(n.begin_ns, n.end_ns) - std::min<std::uint64_t>(covered, detail::length(n.begin_ns, n.end_ns)));
-    }
-
-    // Tasks: trace ids in order of their earliest begin; then each task's
-    // trees in depth-first order, roots by begin.
-    std::vector<std::uint32_t> roots;
-    for (std::uint32_t i = 0; i < count; ++i) {
-        if (b.parent[i] == no_task_node) roots.push_back(i);
-    }
-    std::sort(roots.begin(), roots.end(), [&](std::uint32_t x, std::uint32_t y) {
-        if (b.trace_of[x] != b.trace_of[y]) return b.trace_of[x] < b.trace_of[y];
-        return earlier(x, y);
-    });
-    struct task_range {
-        std::size_t first_root, end_root;
-        std::int64_t begin;
-    };
-    std::vector<task_range> ranges;
-    for (std::size_t r = 0; r < roots.size();) {
-        std::size_t e = r + 1;
-        while (e < roots.size() && b.trace_of[roots[e]] == b.trace_of[roots[r]]) ++e;
-        ranges.push_back({r, e, f.nodes[roots[r]].begin_ns});
-        r = e;
-    }
-    std::stable_sort(ranges.begin(), ranges.end(), [&](const task_range& x, const task_range& y) {
-        if (x.begin != y.begin) return x.begin < y.begin;
-        return b.trace_of[roots[x.first_root]] < b.trace_of[roots[y.first_root]];
-    });
-    std::vector<std::uint32_t> new_index(count, no_task_node);
-    std::vector<std::uint32_t> old_of;  // new index -> old
-    old_of.reserve(count);
-    std::vector<std::uint32_t> depth(count, 0);
-    f.tasks.reserve(ranges.size());
-    for (std::size_t t = 0; t < ranges.size(); ++t) {
-        task_tree tree;
-        tree.trace_high = b.trace_ids[b.trace_of[roots[ranges[t].first_root]]].first;
-        tree.trace_low = b.trace_ids[b.trace_of[roots[ranges[t].first_root]]].second;
-        tree.first_node = static_cast<std::uint32_t>(old_of.size());
-        for (std::size_t r = ranges[t].first_root; r < ranges[t].end_root; ++r) {
-            stack.assign(1, roots[r]);
-            while (!stack.empty()) {
-                const std::uint32_t i = stack.back();
-                stack.pop_back();
-                new_index[i] = static_cast<std::uint32_t>(old_of.size());
-                old_of.push_back(i);
-                for (std::uint32_t k = first_child[i + 1]; k-- > first_child[i];) {
-                    depth[kids[k]] = depth[i] + 1;
-                    stack.push_back(kids[k]);
-                }
-            }
-        }
-        tree.node_count = static_cast<std::uint32_t>(old_of.size()) - tree.first_node;
-        f.tasks.push_back(std::move(tree));
-    }
-    // Nodes a damaged trace left outside every tree cannot exist: each has
-    // a root above it once the cycles are cut.
-    f.children.clear();
-    f.children.reserve(count);
-    for (std::uint32_t k = 0; k < old_of.size(); ++k) {
-        const std::uint32_t i = old_of[k];
-        task_node& n = f.nodes[i];
-        n.parent = b.parent[i] == no_task_node ? no_task_node : new_index[b.parent[i]];
-        n.depth = depth[i];
-        n.children_begin = static_cast<std::uint32_t>(f.children.size());
-        n.children_count = first_child[i + 1] - first_child[i];
-        for (std::uint32_t j = first_child[i]; j < first_child[i + 1]; ++j) f.children.push_back(new_index[kids[j]]);
-    }
-    // Into the new order in place (node k is old node old_of[k]), one cycle
-    // of the permutation at a time.
-    {
-        std::vector<bool> placed(count, false);
-        for (std::uint32_t start = 0; start < count; ++start) {
-            if (placed[start]) continue;
-            task_node moving = std::move(f.nodes[start]);
-            std::uint32_t k = start;
-            for (;;) {
-                placed[k] = true;
-                const std::uint32_t from = old_of[k];
-                if (from == start) {
-                    f.nodes[k] = std::move(moving);
-                    break;
-                }
-                f.nodes[k] = std::move(f.nodes[from]);
-                k = from;
-            }
-        }
-    }
-
+    // Node and children indexes, from each task's own to the forest's.
+    std::uint32_t first = 0;
     for (std::uint32_t t = 0; t < f.tasks.size(); ++t) {
         task_tree& tree = f.tasks[t];
-        std::vector<bool> seen(f.inputs.size(), false);
-        tree.begin_ns = detail::time_max;
-        tree.end_ns = detail::time_min;
-        for (std::uint32_t k = tree.first_node; k < tree.first_node + tree.node_count; ++k) {
-            task_node& n = f.nodes[k];
+        tree.first_node = first;
+        for (std::uint32_t& root : tree.roots) root += first;
+        for (std::uint32_t j = first; j < first + tree.node_count; ++j) {
+            task_node& n = f.nodes[j];
             n.task = t;
-            if (n.parent == no_task_node) tree.roots.push_back(k);
-            tree.begin_ns = std::min(tree.begin_ns, n.begin_ns);
-            tree.end_ns = std::max(tree.end_ns, n.end_ns);
-            tree.flags |= n.flags;
-            for (const task_side* side : {&f.client_side(n), &f.server_side(n)}) {
-                if (side->present() && !seen[side->input]) {
-                    seen[side->input] = true;
-                    ++tree.processes;
-                }
-            }
+            if (n.parent != no_task_node) n.parent += first;
         }
-        std::stable_sort(tree.roots.begin(), tree.roots.end(), [&](std::uint32_t x, std::uint32_t y) {
-            return f.nodes[x].begin_ns < f.nodes[y].begin_ns;
-        });
+        first += tree.node_count;
     }
-
-    task_counts& k = f.counts;
-    k.tasks = f.tasks.size();
-    k.calls = f.nodes.size();
-    for (const task_node& n : f.nodes) {
-        k.joined += n.kind == task_node_kind::call;
-        k.opaque += n.kind == task_node_kind::opaque;
-        k.roots += n.kind == task_node_kind::root;
-        k.unlinked += n.kind == task_node_kind::unlinked;
-        k.via_unprofiled += n.kind == task_node_kind::via_unprofiled;
-        k.clamped += n.has(task_flag::clamped);
-        k.open += n.has(task_flag::open);
-        k.duplicates += n.has(task_flag::duplicate);
-        k.unaligned += n.has(task_flag::unaligned);
-        k.cycles += n.has(task_flag::cycle);
+    // A node's children, by begin, got the next indexes after it in that
+    // order (depth first): they are the nodes naming it their parent, in
+    // index order.
+    std::uint32_t next = 0;
+    for (task_node& n : f.nodes) {
+        n.children_begin = next;
+        next += n.children_count;
+        n.children_count = 0;
+    }
+    f.children.assign(next, 0);
+    for (std::uint32_t j = 0; j < f.nodes.size(); ++j) {
+        const std::uint32_t p = f.nodes[j].parent;
+        if (p == no_task_node) continue;
+        task_node& up = f.nodes[p];
+        f.children[up.children_begin + up.children_count++] = j;
     }
     return f;
 }
