@@ -177,3 +177,24 @@ TEST(RingGrowth, ABudgetPastTheLimitIsRefusedNamingIt) {
         EXPECT_NE(what.find("expected 0 (rings never grow) to 1099511627776"), std::string::npos) << what;
     }
 }
+
+// Rings pooled for threads to come (here: 64 threads' 1 MiB rings) do not
+// keep a busy thread from growing: they are freed to make room.
+TEST(RingGrowth, PooledRingsMakeRoomForABusyThread) {
+    {
+        auto pool_filler = loupe::start_session(memory_config(std::make_shared<loupe::sinks::memory_sink>(), "fill"));
+        std::vector<std::thread> brief;
+        for (int t = 0; t < 64; ++t) brief.emplace_back([] { LOUPE_ZONE("growth.brief"); });
+        for (auto& b : brief) b.join();
+        pool_filler.stop();
+    }
+    const auto before = loupe::detail::rt().counters();
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    auto s = loupe::start_session(growing_config(mem, std::size_t{4} << 20));
+    std::thread(count_to, 200000).join();
+    const loupe::session_stats stats = s.stop();
+    const auto after = loupe::detail::rt().counters();
+    EXPECT_EQ(stats.dropped, 0u);
+    EXPECT_GE(after.rings_grown - before.rings_grown, 1u);
+    EXPECT_LT(after.rings_pooled, before.rings_pooled) << "no pooled ring was freed";
+}
