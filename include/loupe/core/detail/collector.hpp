@@ -207,10 +207,10 @@ inline void runtime::recycle_locked(ring* r) noexcept {
 // memory: the ring stays as it is.
 inline void runtime::grow_rings_locked(const std::vector<ring*>& busy) noexcept {
     if (busy.empty() || memory_budget_ == 0) return;
+    std::size_t pooled = 0;
+    for (const ring* p : pool_) pooled += p->bytes();
     for (ring* r : busy) {
         if (r->retired.load(std::memory_order_acquire)) continue;  // its thread left meanwhile
-        std::size_t pooled = 0;
-        for (const ring* p : pool_) pooled += p->bytes();
         std::size_t bytes = 0;
         for (const std::size_t factor : {4, 2}) {
             if (r->bytes() * factor <= max_ring_bytes &&
@@ -221,6 +221,7 @@ inline void runtime::grow_rings_locked(const std::vector<ring*>& busy) noexcept 
         }
         if (bytes == 0) continue;
         while (counters_.ring_bytes + bytes > memory_budget_) {  // the live rings leave room: the pool goes
+            pooled -= pool_.back()->bytes();
             delete_ring_locked(pool_.back());
             pool_.pop_back();
         }
@@ -257,6 +258,24 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
     rec.thread = &thread;
     zone_argument arg;  // a numeric zone argument's view (rec.arg while it is sent)
     drain_result result;
+    // Hands `rec` to each session of `targets` that started before `t0`, with
+    // the deltas held for it when `plan` is set. Small enough to be inlined
+    // into both paths below, where the zone path's null plan folds away.
+    const auto send_to_sessions = [&](std::uint64_t targets, std::uint64_t t0, const metric_plan* plan) {
+        for (; targets != 0; targets &= targets - 1) {
+            session_state& s = *live[__builtin_ctzll(targets)];
+            // A slot's bit may be stale: an event that began before this
+            // session started was captured for an earlier one in the slot.
+            if (static_cast<std::int64_t>(t0 - s.start_ticks) < 0) continue;
+            rec.session = &s.info;
+            rec.metric_count = plan ? collector_detail::select_metrics(*plan, r.collector_zone_metrics.delta,
+                                                                       s.metrics.zone_mask(), selected_metrics_)
+                                    : 0;
+            rec.metrics = selected_metrics_;
+            collector_detail::bump(s.delivered, 1);
+            s.send(rec);
+        }
+    };
     // Every record but the common one below: unit headers and payloads,
     // metric deltas and the zone they belong to, instants, counters, flows,
     // zone arguments, records of a session newer than the snapshot. Out of
@@ -361,19 +380,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             case site_kind::unit:    // handled above
                 return true;
         }
-        for (; targets != 0; targets &= targets - 1) {
-            session_state& s = *live[__builtin_ctzll(targets)];
-            // A slot's bit may be stale: an event that began before this
-            // session started was captured for an earlier one in the slot.
-            if (static_cast<std::int64_t>(raw.t0 - s.start_ticks) < 0) continue;
-            rec.session = &s.info;
-            rec.metric_count = plan ? collector_detail::select_metrics(*plan, r.collector_zone_metrics.delta,
-                                                                       s.metrics.zone_mask(), selected_metrics_)
-                                    : 0;
-            rec.metrics = selected_metrics_;
-            collector_detail::bump(s.delivered, 1);
-            s.send(rec);
-        }
+        send_to_sessions(targets, raw.t0, plan);
         rec.arg = nullptr;
         return true;
     };
@@ -390,15 +397,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             rec.end_ns = clock_.to_ns(raw.t1);
             rec.value = 0.0;
             rec.flow_id = 0;
-            rec.metric_count = 0;
-            rec.metrics = selected_metrics_;
-            for (std::uint64_t targets = raw.sessions; targets != 0; targets &= targets - 1) {
-                session_state& s = *live[__builtin_ctzll(targets)];
-                if (static_cast<std::int64_t>(raw.t0 - s.start_ticks) < 0) continue;  // the slot's previous session
-                rec.session = &s.info;
-                collector_detail::bump(s.delivered, 1);
-                s.send(rec);
-            }
+            send_to_sessions(raw.sessions, raw.t0, nullptr);
             return true;
         }
         return general(raw);
