@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include <loupe/core/detail/ring.hpp>
@@ -54,6 +55,34 @@ TEST(Ring, AUnitThatDoesNotFitIsNotPushedAtAll) {
     r.recheck_room();
     EXPECT_TRUE(r.try_push_n(unit, 3));
     EXPECT_EQ(drain_all(r), (std::vector<std::uint64_t>{10, 11, 12}));
+}
+
+TEST(Ring, RecordsStartOnCacheLinesSoNoneStraddlesTwo) {
+    for (const std::size_t records : {std::size_t{8}, std::size_t{1} << 15}) {  // small, and mmap-sized
+        ring r(records);
+        raw_record* slot = r.try_reserve(1);
+        ASSERT_NE(slot, nullptr);
+        EXPECT_EQ(reinterpret_cast<std::uintptr_t>(slot) % 64, 0u) << records << " records";
+    }
+}
+
+TEST(Ring, DrainRunsStopsAtTheArrayEndAndFreesWhatTheCallbackTook) {
+    ring r(8);
+    for (std::uint64_t i = 0; i < 6; ++i) ASSERT_TRUE(r.try_push(&test_site, i, i, 1));
+    drain_all(r);  // head at 6
+    const raw_record unit[5] = {{&test_site, 10, 0, 1}, {&test_site, 11, 0, 1}, {&test_site, 12, 0, 1},
+                                {&test_site, 13, 0, 1}, {&test_site, 14, 0, 1}};
+    ASSERT_TRUE(r.try_push_n(unit, 5));  // slots 6, 7, then 0, 1, 2
+    std::vector<std::pair<std::uint64_t, std::size_t>> runs;  // (first record's t0, run length)
+    // Takes one record of the first run, then the rest of it, then leaves the wrapped part.
+    std::size_t calls = 0;
+    const std::size_t taken = r.drain_runs([&](const raw_record* first, std::size_t n) -> std::size_t {
+        runs.emplace_back(first->t0, n);
+        return ++calls <= 2 ? 1 : 0;
+    });
+    EXPECT_EQ(taken, 2u);
+    EXPECT_EQ(runs, (std::vector<std::pair<std::uint64_t, std::size_t>>{{10, 2}, {11, 1}, {12, 3}}));
+    EXPECT_EQ(drain_all(r), (std::vector<std::uint64_t>{12, 13, 14}));  // what was left, in order
 }
 
 TEST(Ring, AReservationThatWouldWrapIsRefusedAndPushNWrapsInstead) {

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstring>
 #include <mutex>
+#include <new>
 #include <string>
 
 #include "loupe/core/detail/hot_state.hpp"
@@ -63,8 +64,8 @@ public:
     explicit ring(std::size_t capacity_records)
         : capacity_(capacity_for(capacity_records)),
           mask_(capacity_ - 1),
-          slots_(new raw_record[capacity_]) {}
-    ~ring() { delete[] slots_; }
+          slots_(static_cast<raw_record*>(::operator new[](capacity_ * sizeof(raw_record), slot_alignment))) {}
+    ~ring() { ::operator delete[](slots_, slot_alignment); }
     ring(const ring&) = delete;
     ring& operator=(const ring&) = delete;
 
@@ -194,18 +195,34 @@ public:
         }
     }
 
-    /// Consumer (collector) only: calls `f(record)` for each record pushed so
-    /// far, in order, and frees the space of those it consumed. `f` returns
-    /// false to leave that record (and all after it) in the ring for a later
-    /// call. Returns how many records were consumed.
+    /// Consumer (collector) only: hands the records pushed so far to `f` in
+    /// order, as runs: `f(first, n)` sees the `n` (at least 1) records that
+    /// follow each other in memory from `first` (up to the last pushed one or
+    /// the ring's end) and returns how many of them it consumed, from the
+    /// first; 0 leaves `first` and all after it for a later call. A unit
+    /// (try_push_n, commit) is pushed whole, so its header is followed by its
+    /// payload in the same run unless the unit wraps. Frees the space of the
+    /// consumed records; returns their count.
     template <class F>
-    std::size_t drain(F&& f) {
+    std::size_t drain_runs(F&& f) {
         const std::uint64_t t = tail_.load(std::memory_order_relaxed);
         const std::uint64_t h = head_.load(std::memory_order_acquire);
         std::uint64_t i = t;
-        while (i != h && f(slots_[i & mask_])) ++i;
+        while (i != h) {
+            const std::size_t at = static_cast<std::size_t>(i & mask_);
+            const std::size_t to_end = capacity_ - at;
+            const std::size_t used = f(&slots_[at], h - i < to_end ? static_cast<std::size_t>(h - i) : to_end);
+            if (used == 0) break;
+            i += used;
+        }
         tail_.store(i, std::memory_order_release);
         return static_cast<std::size_t>(i - t);
+    }
+    /// As drain_runs, one record at a time: `f(record)` returns false to
+    /// leave that record (and all after it) for a later call.
+    template <class F>
+    std::size_t drain(F&& f) {
+        return drain_runs([&f](const raw_record* first, std::size_t) -> std::size_t { return f(*first) ? 1 : 0; });
     }
 
     bool empty() const noexcept {
@@ -359,6 +376,9 @@ private:
     alignas(64) std::atomic<std::uint64_t> tail_{0};
     alignas(64) const std::size_t capacity_;
     const std::size_t mask_;
+    // Cache-line aligned, so that no 32-byte record straddles two lines (the
+    // default operator new gives large blocks at 16 bytes past a page).
+    static constexpr std::align_val_t slot_alignment{64};
     raw_record* const slots_;
     alignas(64) std::atomic<std::uint64_t> dropped_[max_sessions] = {};
     alignas(64) mutable std::mutex name_mutex_;
