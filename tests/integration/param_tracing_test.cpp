@@ -252,6 +252,38 @@ TEST(ParamTracing, RuntimeSpecsRecordTheirValuesInSpecOrder) {
     EXPECT_EQ(cart.items(), 3);
 }
 
+// The collector reads a method call's unit from the ring where it lies
+// (its size comes from its first payload record), unless it wraps round the
+// ring's end: in a small ring, calls whose values have every length arrive
+// whole, with their values, either way.
+TEST(ParamTracing, CallsArriveWholeWhereverTheirUnitsLieInTheRing) {
+    auto sink = std::make_shared<method_recorder>();
+    loupe::session_config cfg = method_session(sink,
+                                               "method=shop::Cart::add(Item const&,int); param=1; chain=field(sku)\n"
+                                               "method=shop::Cart::add(Item const&,int); param=2\n");
+    cfg.ring_bytes = 4096;  // 128 records: calls of 3 to 6 records wrap every few dozen
+    cfg.memory_budget = 0;
+    cfg.overflow = loupe::overflow_policy::block;
+    constexpr int calls = 2000;
+    const auto sku_of = [](int i) { return std::string(static_cast<std::size_t>(1 + i % 70), static_cast<char>('A' + i % 26)); };
+    auto s = loupe::start_session(cfg);
+    std::thread caller([&] {  // a new thread: its ring has the session's size
+        shop::Cart cart;
+        for (int i = 0; i < calls; ++i) cart.add(shop::Item{sku_of(i), 1.0}, i);
+    });
+    caller.join();
+    s.stop();
+    const auto seen = sink->calls("shop::Cart::add(Item const&,int)");
+    ASSERT_EQ(seen.size(), static_cast<std::size_t>(calls));
+    for (int i = 0; i < calls; ++i) {
+        const auto& c = seen[static_cast<std::size_t>(i)];
+        ASSERT_EQ(c.values.size(), 2u) << "call " << i;
+        ASSERT_EQ(c.values[0].text, sku_of(i).substr(0, c.values[0].text.size())) << "call " << i;
+        ASSERT_EQ(c.values[0].original_size, sku_of(i).size()) << "call " << i;
+        ASSERT_EQ(c.values[1].text, std::to_string(i)) << "call " << i;
+    }
+}
+
 TEST(ParamTracing, UnqualifiedTypeNamesAndFreeFunctionNamesMatchAnyNamespace) {
     auto sink = std::make_shared<method_recorder>();
     auto s = loupe::start_session(method_session(sink, "method=price(const Item*); param=1; chain=field(price)"));

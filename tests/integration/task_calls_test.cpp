@@ -421,6 +421,41 @@ TEST(TaskCalls, LongPeerAndNameAreCutAtACharacterBoundary) {
     EXPECT_EQ(t.task_points[0].name, std::string(127, 'n'));
 }
 
+// The collector reads a unit from the ring where it lies, unless it wraps
+// round the ring's end (then record by record): in a small ring, calls whose
+// peers and names of every length put units across the end at every offset
+// arrive whole and in order either way.
+TEST(TaskCalls, PointsArriveWholeWhereverTheirUnitsLieInTheRing) {
+    loupe::session_config cfg;
+    cfg.kinds = loupe::kinds::tasks;
+    cfg.ring_bytes = 4096;  // 128 records: a unit of 3 to 6 wraps every few dozen calls
+    cfg.memory_budget = 0;
+    cfg.overflow = loupe::overflow_policy::block;
+    constexpr int calls = 3000;
+    const auto peer_of = [](int i) { return std::string(static_cast<std::size_t>(1 + i % 61), static_cast<char>('a' + i % 26)); };
+    const auto name_of = [](int i) { return "call " + std::to_string(i); };
+    const loupe::trace t = record("task_wrap", cfg, [&] {
+        std::thread caller([&] {  // a new thread: its ring has the session's size
+            for (int i = 0; i < calls; ++i) {
+                tasks::outgoing_call c(peer_of(i), name_of(i));
+                c.returned(i);
+            }
+        });
+        caller.join();
+    });
+    const auto out = points_of(t, task_point_kind::call_out);
+    const auto back = points_of(t, task_point_kind::return_in);
+    ASSERT_EQ(out.size(), static_cast<std::size_t>(calls));
+    ASSERT_EQ(back.size(), static_cast<std::size_t>(calls));
+    for (int i = 0; i < calls; ++i) {
+        const auto k = static_cast<std::size_t>(i);
+        ASSERT_EQ(out[k].peer, peer_of(i)) << "call " << i;
+        ASSERT_EQ(out[k].name, name_of(i)) << "call " << i;
+        ASSERT_EQ(back[k].status, i) << "call " << i;
+        ASSERT_EQ(back[k].call_id, out[k].call_id) << "call " << i;
+    }
+}
+
 TEST(TaskTrace, NamesItsProcessHostBootAndClockDomain) {
     const loupe::trace t = record("task_host", {}, [] { LOUPE_ZONE("z"); });
     char host[256] = {};

@@ -3,7 +3,8 @@
 //
 // A capability writes a *unit*: a header record whose `where` points at a
 // `unit_marker` it owns, followed by payload records (raw bytes). The
-// collector reassembles the payload and calls the marker's codec, which
+// collector hands the payload to the marker's codec where it lies in the
+// ring (or reassembled, when the unit wraps round the ring's end); the codec
 // turns it into a `record` and sends it to the unit's sessions through
 // `unit_delivery`. The core knows no capability: a new one defines its marker
 // and codec next to its own code (see io/detail/io_wire.hpp,

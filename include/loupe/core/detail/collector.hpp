@@ -293,14 +293,18 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                 pending.sized = true;
             }
             const std::size_t n = std::min(sizeof raw, pending.bytes - pending.received);
-            std::memcpy(pending.data + pending.received, &raw, n);
+            if (n == sizeof raw) {
+                std::memcpy(pending.data + pending.received, &raw, sizeof raw);  // fixed size: a few moves
+            } else {
+                std::memcpy(pending.data + pending.received, &raw, n);
+            }
             pending.received += n;
             if (pending.received == pending.bytes) {
                 if (pending.codec == nullptr) {  // zone metric deltas: held for the zone record that follows
                     std::memcpy(r.collector_zone_metrics.delta + 1, pending.data, pending.bytes);
                     pending.bytes = pending.received = 0;
                 } else {
-                    deliver_unit(r, live, live_mask, rec);
+                    deliver_unit(r, live, live_mask, rec, pending.data);
                 }
             }
             return true;
@@ -323,7 +327,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             pending.received = 0;
             pending.bytes = std::min(codec.announced_bytes(raw), sizeof pending.data);
             pending.sized = codec.bytes_from_first == nullptr;
-            if (pending.bytes == 0 && !codec.unread) deliver_unit(r, live, live_mask, rec);
+            if (pending.bytes == 0 && !codec.unread) deliver_unit(r, live, live_mask, rec, pending.data);
             return true;
         }
         if (raw.where == &zone_metrics_marker) {  // deltas, then the zone they belong to
@@ -384,23 +388,71 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         rec.arg = nullptr;
         return true;
     };
-    result.consumed = r.drain([&](const raw_record& raw) {
-        // A plain zone of known sessions, no unit payload under way, no metric
-        // deltas held for it: most records of a busy ring.
-        const ring::pending_payload& pending = r.collector_payload;
-        if (LOUPE_LIKELY(pending.received >= pending.bytes && r.collector_zone_metrics.plan == nullptr &&
-                         raw.where->kind == site_kind::zone && raw.where != &zone_metrics_marker &&
-                         (raw.sessions & ~live_mask) == 0)) {
-            rec.where = raw.where;
-            rec.kind = record_kind::zone;
-            rec.begin_ns = clock_.to_ns(raw.t0);
-            rec.end_ns = clock_.to_ns(raw.t1);
-            rec.value = 0.0;
-            rec.flow_id = 0;
-            send_to_sessions(raw.sessions, raw.t0, nullptr);
-            return true;
+    // A unit whose header is `first[0]` and whose payload follows it in
+    // `run`, of known sessions: decoded from the ring where it lies, without
+    // copying it record by record. Returns the records it took (0: it wraps
+    // round the ring's end, or its sessions are not all known; the general
+    // path takes it).
+    const auto whole_unit = [&](const raw_record* first, std::size_t run) -> std::size_t {
+        ring::pending_payload& pending = r.collector_payload;
+        const raw_record& header = first[0];
+        if ((header.sessions & ~live_mask) != 0) return 0;
+        const unit_codec& codec = *static_cast<const unit_marker*>(header.where)->codec;
+        if (codec.unread) return 0;
+        std::size_t bytes = std::min(codec.announced_bytes(header), sizeof pending.data);
+        std::size_t payload_records = (bytes + sizeof(raw_record) - 1) / sizeof(raw_record);
+        if (codec.bytes_from_first != nullptr && bytes != 0) {  // the first payload record says the size
+            if (run < 2) return 0;
+            bytes = std::min(codec.bytes_from_first(first[1]), sizeof pending.data);
+            payload_records = std::max<std::size_t>(1, (bytes + sizeof(raw_record) - 1) / sizeof(raw_record));
         }
-        return general(raw);
+        const std::size_t records = 1 + payload_records;
+        if (records > run) return 0;
+        pending.marker = header.where;
+        pending.codec = &codec;
+        pending.sessions = header.sessions;
+        pending.ticks = header.t0;
+        pending.end_ticks = header.t1;
+        pending.bytes = bytes;
+        pending.sized = true;
+        deliver_unit(r, live, live_mask, rec, reinterpret_cast<const unsigned char*>(first + 1));
+        return records;
+    };
+    result.consumed = r.drain_runs([&](const raw_record* first, std::size_t run) -> std::size_t {
+        // No unit payload under way and no metric deltas held: plain zones of
+        // known sessions (most records of a busy ring) in a tight loop, or a
+        // unit read where it lies. Anything else: one record, the general way.
+        const ring::pending_payload& pending = r.collector_payload;
+        if (LOUPE_LIKELY(pending.received >= pending.bytes && r.collector_zone_metrics.plan == nullptr)) {
+            std::size_t zones = 0;
+            for (; zones < run; ++zones) {
+                const raw_record& raw = first[zones];
+                if (raw.where->kind != site_kind::zone || raw.where == &zone_metrics_marker ||
+                    (raw.sessions & ~live_mask) != 0) {
+                    break;
+                }
+                rec.where = raw.where;
+                rec.kind = record_kind::zone;
+                rec.begin_ns = clock_.to_ns(raw.t0);
+                rec.end_ns = clock_.to_ns(raw.t1);
+                rec.value = 0.0;
+                rec.flow_id = 0;
+                send_to_sessions(raw.sessions, raw.t0, nullptr);
+            }
+            if (zones != 0) return zones;
+            if (first[0].where->kind == site_kind::unit) {
+                if (const std::size_t taken = whole_unit(first, run)) return taken;
+            }
+        }
+        // The general way, record by record, until a zone or a unit can take
+        // one of the paths above again.
+        std::size_t k = 0;
+        do {
+            if (!general(first[k])) return k;
+            ++k;
+        } while (k < run && !(pending.received >= pending.bytes && r.collector_zone_metrics.plan == nullptr &&
+                              (first[k].where->kind == site_kind::zone || first[k].where->kind == site_kind::unit)));
+        return k;
     });
     return result;
 }
@@ -410,10 +462,10 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
 class runtime::unit_router final : public unit_delivery, private unit_session {
 public:
     unit_router(runtime& rt, ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
-                record& drain_record)
+                record& drain_record, const unsigned char* payload)
         : rt_(rt), live_(live), live_mask_(live_mask) {
         const ring::pending_payload& unit = r.collector_payload;
-        data = unit.data;
+        data = payload;
         bytes = unit.bytes;
         ticks = unit.ticks;
         end_ticks = unit.end_ticks;
@@ -454,14 +506,15 @@ private:
     session_state* current_ = nullptr;
 };
 
-// The unit in `r.collector_payload` is complete: its codec decodes and sends
-// it. `rec` is the drain's record (its thread set), reused rather than a new
-// one zeroed for every unit: the fields a plain record sets are cleared
-// before the codec runs, the views a codec may point it at after.
+// The unit that `r.collector_payload` describes is complete, its payload at
+// `payload` (the collector's copy, or the ring itself): its codec decodes
+// and sends it. `rec` is the drain's record (its thread set), reused rather
+// than a new one zeroed for every unit: the fields a plain record sets are
+// cleared before the codec runs, the views a codec may point it at after.
 inline void runtime::deliver_unit(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
-                                  record& rec) noexcept {
+                                  record& rec, const unsigned char* payload) noexcept {
     ring::pending_payload& unit = r.collector_payload;
-    unit_router router(*this, r, live, live_mask, rec);
+    unit_router router(*this, r, live, live_mask, rec, payload);
     rec.where = nullptr;  // what the drain sets for every plain record: a codec sets what it uses
     rec.begin_ns = rec.end_ns = 0;
     rec.value = 0.0;

@@ -648,8 +648,8 @@ private:
     void grow_rings_locked(const std::vector<ring*>& busy) noexcept;
     void recycle_locked(ring* r) noexcept;
     class unit_router;
-    void deliver_unit(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
-                      record& rec) noexcept;
+    void deliver_unit(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask, record& rec,
+                      const unsigned char* payload) noexcept;
     void send_param_news(session_state& s) noexcept;
     void report_drops(ring* r, session_state& s) noexcept;
     void report_ringless_drops(session_state& s) noexcept;
