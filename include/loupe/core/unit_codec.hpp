@@ -17,6 +17,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "loupe/base/record.hpp"
@@ -49,6 +50,27 @@ struct unit_codec {
 struct unit_marker : site {
     const unit_codec* codec;
 };
+
+/// Copies `n` bytes (a name, a peer) into a unit's payload with fixed-size
+/// moves that overlap at the ends. For the few bytes a name has, an inlined
+/// variable-length std::memcpy becomes `rep movs`, slow to start. Writes
+/// exactly [out, out + n).
+inline void copy_payload_bytes(unsigned char* out, const char* in, std::size_t n) noexcept {
+    if (n >= 16) {
+        for (std::size_t i = 0; i + 16 < n; i += 16) std::memcpy(out + i, in + i, 16);
+        std::memcpy(out + n - 16, in + n - 16, 16);
+    } else if (n >= 8) {
+        std::memcpy(out, in, 8);
+        std::memcpy(out + n - 8, in + n - 8, 8);
+    } else if (n >= 4) {
+        std::memcpy(out, in, 4);
+        std::memcpy(out + n - 4, in + n - 4, 4);
+    } else if (n != 0) {
+        out[0] = static_cast<unsigned char>(in[0]);
+        out[n / 2] = static_cast<unsigned char>(in[n / 2]);
+        out[n - 1] = static_cast<unsigned char>(in[n - 1]);
+    }
+}
 
 /// Makes a marker: `name` shows in diagnostics only.
 constexpr unit_marker make_unit_marker(const char* name, const unit_codec& codec) noexcept {

@@ -93,8 +93,8 @@ LOUPE_NOINLINE inline void push_task_point(const task_point& t, std::uint64_t se
     const std::uint64_t words[7] = {head, t.trace_high, t.trace_low, t.call_id, t.span_id, t.echoed_id,
                                     static_cast<std::uint64_t>(t.status)};
     std::memcpy(payload, words, sizeof words);
-    if (peer != 0) std::memcpy(payload + task_point_fixed, t.peer.data(), peer);
-    if (name != 0) std::memcpy(payload + task_point_fixed + peer, t.name.data(), name);
+    copy_payload_bytes(payload + task_point_fixed, t.peer.data(), peer);
+    copy_payload_bytes(payload + task_point_fixed + peer, t.name.data(), name);
     if (LOUPE_LIKELY(slots != nullptr)) {
         rg->commit(records);
         return;
