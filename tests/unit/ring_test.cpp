@@ -19,9 +19,9 @@ const loupe::site test_site{"ring_test", "ring_test.cpp", "f", 1, loupe::site_ki
 
 std::vector<std::uint64_t> drain_all(ring& r) {
     std::vector<std::uint64_t> seen;
-    r.drain([&seen](const raw_record& rec) {
-        seen.push_back(rec.t0);
-        return true;
+    r.drain_runs([&seen](const raw_record* first, std::size_t n) {
+        for (std::size_t i = 0; i < n; ++i) seen.push_back(first[i].t0);
+        return n;
     });
     return seen;
 }
@@ -107,9 +107,9 @@ TEST(Ring, AReservationThatWouldWrapIsRefusedAndPushNWrapsInstead) {
 
 std::vector<raw_record> drain_records(ring& r) {
     std::vector<raw_record> seen;
-    r.drain([&seen](const raw_record& rec) {
-        seen.push_back(rec);
-        return true;
+    r.drain_runs([&seen](const raw_record* first, std::size_t n) {
+        seen.insert(seen.end(), first, first + n);
+        return n;
     });
     return seen;
 }

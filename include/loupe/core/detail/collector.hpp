@@ -288,10 +288,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                 if (pending.received == pending.bytes) pending.bytes = pending.received = 0;
                 return true;
             }
-            if (!pending.sized) {  // the unit's first record says its real size
-                pending.bytes = std::min(pending.codec->bytes_from_first(raw), sizeof pending.data);
-                pending.sized = true;
-            }
+            if (!pending.sized) pending.size_from_first(raw);
             const std::size_t n = std::min(sizeof raw, pending.bytes - pending.received);
             if (n == sizeof raw) {
                 std::memcpy(pending.data + pending.received, &raw, sizeof raw);  // fixed size: a few moves
@@ -319,14 +316,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         }
         if (raw.where->kind == site_kind::unit) {  // a unit's header: its payload follows
             const unit_codec& codec = *static_cast<const unit_marker*>(raw.where)->codec;
-            pending.marker = raw.where;
-            pending.codec = &codec;
-            pending.sessions = raw.sessions;
-            pending.ticks = raw.t0;
-            pending.end_ticks = raw.t1;
-            pending.received = 0;
-            pending.bytes = std::min(codec.announced_bytes(raw), sizeof pending.data);
-            pending.sized = codec.bytes_from_first == nullptr;
+            pending.start(raw, codec);
             if (pending.bytes == 0 && !codec.unread) deliver_unit(r, live, live_mask, rec, pending.data);
             return true;
         }
@@ -388,42 +378,36 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         rec.arg = nullptr;
         return true;
     };
-    // A unit whose header is `first[0]` and whose payload follows it in
-    // `run`, of known sessions: decoded from the ring where it lies, without
-    // copying it record by record. Returns the records it took (0: it wraps
-    // round the ring's end, or its sessions are not all known; the general
-    // path takes it).
-    const auto whole_unit = [&](const raw_record* first, std::size_t run) -> std::size_t {
+    // No unit payload under way and no metric deltas held: the two paths
+    // below may take the next record.
+    const auto between_units = [&] {
+        return r.collector_payload.received >= r.collector_payload.bytes && r.collector_zone_metrics.plan == nullptr;
+    };
+    // The unit whose header is `first[0]`, of known sessions: begun as the
+    // general path begins one, then, when its payload follows in `run`,
+    // decoded from the ring where it lies. Returns the records it took (1
+    // when the payload wraps round the ring's end: the general path reads it
+    // record by record); 0 leaves the header to the general path.
+    const auto unit_from_ring = [&](const raw_record* first, std::size_t run) -> std::size_t {
         ring::pending_payload& pending = r.collector_payload;
-        const raw_record& header = first[0];
-        if ((header.sessions & ~live_mask) != 0) return 0;
-        const unit_codec& codec = *static_cast<const unit_marker*>(header.where)->codec;
-        if (codec.unread) return 0;
-        std::size_t bytes = std::min(codec.announced_bytes(header), sizeof pending.data);
-        std::size_t payload_records = (bytes + sizeof(raw_record) - 1) / sizeof(raw_record);
-        if (codec.bytes_from_first != nullptr && bytes != 0) {  // the first payload record says the size
-            if (run < 2) return 0;
-            bytes = std::min(codec.bytes_from_first(first[1]), sizeof pending.data);
-            payload_records = std::max<std::size_t>(1, (bytes + sizeof(raw_record) - 1) / sizeof(raw_record));
+        const unit_codec& codec = *static_cast<const unit_marker*>(first[0].where)->codec;
+        if ((first[0].sessions & ~live_mask) != 0 || codec.unread) return 0;
+        pending.start(first[0], codec);
+        std::size_t payload_records = (pending.bytes + sizeof(raw_record) - 1) / sizeof(raw_record);
+        if (!pending.sized && pending.bytes != 0) {  // the first payload record, when here, says the size
+            if (run < 2) return 1;
+            pending.size_from_first(first[1]);
+            payload_records = std::max<std::size_t>(1, (pending.bytes + sizeof(raw_record) - 1) / sizeof(raw_record));
         }
-        const std::size_t records = 1 + payload_records;
-        if (records > run) return 0;
-        pending.marker = header.where;
-        pending.codec = &codec;
-        pending.sessions = header.sessions;
-        pending.ticks = header.t0;
-        pending.end_ticks = header.t1;
-        pending.bytes = bytes;
-        pending.sized = true;
+        if (1 + payload_records > run) return 1;
         deliver_unit(r, live, live_mask, rec, reinterpret_cast<const unsigned char*>(first + 1));
-        return records;
+        return 1 + payload_records;
     };
     result.consumed = r.drain_runs([&](const raw_record* first, std::size_t run) -> std::size_t {
-        // No unit payload under way and no metric deltas held: plain zones of
-        // known sessions (most records of a busy ring) in a tight loop, or a
-        // unit read where it lies. Anything else: one record, the general way.
-        const ring::pending_payload& pending = r.collector_payload;
-        if (LOUPE_LIKELY(pending.received >= pending.bytes && r.collector_zone_metrics.plan == nullptr)) {
+        // Plain zones of known sessions (most records of a busy ring) in a
+        // tight loop, or a unit read where it lies. Anything else: the
+        // general way, one record at a time.
+        if (LOUPE_LIKELY(between_units())) {
             std::size_t zones = 0;
             for (; zones < run; ++zones) {
                 const raw_record& raw = first[zones];
@@ -441,17 +425,16 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             }
             if (zones != 0) return zones;
             if (first[0].where->kind == site_kind::unit) {
-                if (const std::size_t taken = whole_unit(first, run)) return taken;
+                if (const std::size_t taken = unit_from_ring(first, run)) return taken;
             }
         }
-        // The general way, record by record, until a zone or a unit can take
-        // one of the paths above again.
+        // Until a zone or a unit can take one of the paths above again.
         std::size_t k = 0;
         do {
             if (!general(first[k])) return k;
             ++k;
-        } while (k < run && !(pending.received >= pending.bytes && r.collector_zone_metrics.plan == nullptr &&
-                              (first[k].where->kind == site_kind::zone || first[k].where->kind == site_kind::unit)));
+        } while (k < run && !(between_units() && (first[k].where->kind == site_kind::zone ||
+                                                  first[k].where->kind == site_kind::unit)));
         return k;
     });
     return result;

@@ -6,6 +6,7 @@
 // record at the same time.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -218,12 +219,6 @@ public:
         tail_.store(i, std::memory_order_release);
         return static_cast<std::size_t>(i - t);
     }
-    /// As drain_runs, one record at a time: `f(record)` returns false to
-    /// leave that record (and all after it) for a later call.
-    template <class F>
-    std::size_t drain(F&& f) {
-        return drain_runs([&f](const raw_record* first, std::size_t) -> std::size_t { return f(*first) ? 1 : 0; });
-    }
 
     bool empty() const noexcept {
         return tail_.load(std::memory_order_acquire) == head_.load(std::memory_order_acquire);
@@ -301,6 +296,25 @@ public:
         std::size_t bytes = 0;       ///< payload size
         std::size_t received = 0;    ///< payload bytes copied so far
         unsigned char data[max_unit_payload] = {};  ///< the largest unit: a method call (params/detail/method_wire.hpp)
+
+        /// The unit whose header is `header` begins: its payload has the size
+        /// the header announces (the collector reads at most `data`'s), or,
+        /// when `c` says so, the size its first payload record gives.
+        void start(const raw_record& header, const unit_codec& c) noexcept {
+            marker = header.where;
+            codec = &c;
+            sessions = header.sessions;
+            ticks = header.t0;
+            end_ticks = header.t1;
+            received = 0;
+            bytes = std::min(c.announced_bytes(header), sizeof data);
+            sized = c.bytes_from_first == nullptr;
+        }
+        /// The payload's first record, `first`, gives its real size.
+        void size_from_first(const raw_record& first) noexcept {
+            bytes = std::min(codec->bytes_from_first(first), sizeof data);
+            sized = true;
+        }
     } collector_payload;
     /// The deltas of the zone record that follows (from a zone-with-metrics unit).
     struct held_zone_metrics {
