@@ -19,17 +19,6 @@
 
 using namespace loupe_test;
 
-namespace {
-
-using cli_result = run_result;
-
-// Runs the CLI with XDG_RUNTIME_DIR = `runtime_dir`.
-cli_result loupe_cli(const std::string& runtime_dir, const std::string& args) {
-    return run_loupe(args, "XDG_RUNTIME_DIR='" + runtime_dir + "'");
-}
-
-}  // namespace
-
 TEST(CliControlFork, PsStartSetStopAgainstARunningProcess) {
     temp_folder runtime("cli_control");
     std::filesystem::create_directory(runtime / "out");
@@ -37,35 +26,35 @@ TEST(CliControlFork, PsStartSetStopAgainstARunningProcess) {
     listening_child child(sockets, runtime / "out");
     const std::string pid = std::to_string(child.pid());
 
-    const cli_result ps = loupe_cli(runtime.path(), "ps");
+    const run_result ps = run_loupe_in(runtime.path(), "ps");
     ASSERT_EQ(ps.status, 0) << ps.err;
     EXPECT_NE(ps.out.find("PID"), std::string::npos) << ps.out;
     EXPECT_NE(ps.out.find(pid + " "), std::string::npos) << ps.out;
 
-    const cli_result start =
-        loupe_cli(runtime.path(), "start " + pid +
+    const run_result start =
+        run_loupe_in(runtime.path(), "start " + pid +
                                       " --name alice --kinds zones --filter 'user == \"alice\"' -o "
                                       "alice.loupe");
     ASSERT_EQ(start.status, 0) << start.err;
     EXPECT_NE(start.out.find("started session alice in process " + pid), std::string::npos) << start.out;
 
-    const cli_result status = loupe_cli(runtime.path(), "status " + pid);
+    const run_result status = run_loupe_in(runtime.path(), "status " + pid);
     ASSERT_EQ(status.status, 0) << status.err;
     EXPECT_NE(status.out.find("alice  running"), std::string::npos) << status.out;
 
-    const cli_result bad_set = loupe_cli(runtime.path(), "set " + pid + " alice --filter 'user =='");
+    const run_result bad_set = run_loupe_in(runtime.path(), "set " + pid + " alice --filter 'user =='");
     EXPECT_EQ(bad_set.status, 1);
     EXPECT_NE(bad_set.err.find("loupe: process " + pid + ": "), std::string::npos) << bad_set.err;
-    const cli_result set =
-        loupe_cli(runtime.path(), "set " + pid + " alice --filter 'user == \"alice\" || user == \"carol\"'");
+    const run_result set =
+        run_loupe_in(runtime.path(), "set " + pid + " alice --filter 'user == \"alice\" || user == \"carol\"'");
     EXPECT_EQ(set.status, 0) << set.err;
-    const cli_result rules = loupe_cli(runtime.path(), "set " + pid + " alice --task-rules 'tag peer=inventory*; skip all'");
+    const run_result rules = run_loupe_in(runtime.path(), "set " + pid + " alice --task-rules 'tag peer=inventory*; skip all'");
     EXPECT_EQ(rules.status, 0) << rules.err;
-    const cli_result bad_rules = loupe_cli(runtime.path(), "set " + pid + " alice --task-rules 'tag peer'");
+    const run_result bad_rules = run_loupe_in(runtime.path(), "set " + pid + " alice --task-rules 'tag peer'");
     EXPECT_EQ(bad_rules.status, 1);
     EXPECT_NE(bad_rules.err.find("task rules, line 1 column 9"), std::string::npos) << bad_rules.err;
 
-    const cli_result stop = loupe_cli(runtime.path(), "stop " + pid + " alice");
+    const run_result stop = run_loupe_in(runtime.path(), "stop " + pid + " alice");
     ASSERT_EQ(stop.status, 0) << stop.err;
     EXPECT_NE(stop.out.find("stopped session alice"), std::string::npos) << stop.out;
     const loupe::trace t = loupe::read_trace_file(runtime / "out/alice.loupe");
@@ -75,7 +64,7 @@ TEST(CliControlFork, PsStartSetStopAgainstARunningProcess) {
     for (const named_zone& z : zones) EXPECT_EQ(z.name, "alice_work");
 
     // The file is readable by the trace commands too.
-    const cli_result stats = loupe_cli(runtime.path(), "stats '" + (runtime / "out/alice.loupe") + "'");
+    const run_result stats = run_loupe_in(runtime.path(), "stats '" + (runtime / "out/alice.loupe") + "'");
     EXPECT_EQ(stats.status, 0) << stats.err;
     EXPECT_NE(stats.out.find("alice_work"), std::string::npos);
 }
@@ -93,7 +82,7 @@ TEST(CliControlFork, RecordCollectsATraceFromEveryProcess) {
     const std::string pids = std::to_string(first.pid()) + "," + std::to_string(second.pid());
     const std::string run = runtime / "run";
 
-    const cli_result r = loupe_cli(runtime.path(), "record --pids " + pids +
+    const run_result r = run_loupe_in(runtime.path(), "record --pids " + pids +
                                                        " --for 300ms --kinds zones --filter 'user == \"alice\"' -o '" +
                                                        run + "'");
     ASSERT_EQ(r.status, 0) << r.err;
@@ -118,13 +107,13 @@ TEST(CliControlFork, RecordCollectsATraceFromEveryProcess) {
     EXPECT_EQ(loupe::read_trace_set_file((std::filesystem::path(run) / "merged.loupe").string()).size(), 2u);
     EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(run) / "merged.pftrace"));
 
-    const cli_result partly = loupe_cli(runtime.path(), "record " + std::to_string(first.pid()) +
+    const run_result partly = run_loupe_in(runtime.path(), "record " + std::to_string(first.pid()) +
                                                             " 4194304 --for 100ms -o '" + run + "2'");
     EXPECT_EQ(partly.status, 1);
     EXPECT_EQ(partly.err.rfind("loupe: process 4194304: ", 0), 0u) << partly.err;
     EXPECT_NE(partly.out.find("recorded 1 of 2 processes"), std::string::npos) << partly.out;
 
-    const cli_result usage = loupe_cli(runtime.path(), "record --pids " + pids + " -o '" + run + "'");
+    const run_result usage = run_loupe_in(runtime.path(), "record --pids " + pids + " -o '" + run + "'");
     EXPECT_EQ(usage.status, 2);
     EXPECT_EQ(usage.err, "loupe: record needs --for DURATION (e.g. 5s)\ntry 'loupe record --help'\n");
 }
@@ -132,21 +121,21 @@ TEST(CliControlFork, RecordCollectsATraceFromEveryProcess) {
 TEST(CliControlFork, AnUnreachableProcessIsNamedAndExitsOne) {
     temp_folder runtime("cli_control_gone");
     // A pid that cannot exist (above pid_max's limit).
-    const cli_result stop = loupe_cli(runtime.path(), "stop 4194304 x");
+    const run_result stop = run_loupe_in(runtime.path(), "stop 4194304 x");
     EXPECT_EQ(stop.status, 1);
     EXPECT_EQ(stop.err.rfind("loupe: process 4194304: ", 0), 0u) << stop.err;
-    const cli_result status = loupe_cli(runtime.path(), "status 4194304");
+    const run_result status = run_loupe_in(runtime.path(), "status 4194304");
     EXPECT_EQ(status.status, 1);
     EXPECT_NE(status.err.find("process 4194304"), std::string::npos) << status.err;
     // A stale socket (its process is gone) is skipped by ps.
     std::filesystem::create_directory(runtime / "loupe");
     ::chmod((runtime / "loupe").c_str(), 0700);
     { listening_child child(runtime / "loupe", runtime.path()); }  // killed: its socket stays behind
-    const cli_result ps = loupe_cli(runtime.path(), "ps");
+    const run_result ps = run_loupe_in(runtime.path(), "ps");
     EXPECT_EQ(ps.status, 0) << ps.err;
     EXPECT_EQ(ps.out, "PID      PROGRAM          SESSIONS NAMES\n");
     // Bad usage.
-    const cli_result usage = loupe_cli(runtime.path(), "start 12");
+    const run_result usage = run_loupe_in(runtime.path(), "start 12");
     EXPECT_EQ(usage.status, 2);
     EXPECT_EQ(usage.err,
               "loupe: start needs -o FILE (inside the process's output directory)\ntry 'loupe start --help'\n");

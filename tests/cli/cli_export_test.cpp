@@ -33,7 +33,7 @@ namespace {
 
 // Runs `loupe ARGS` with the OTEL_* variables of the test's environment
 // removed and `env` ("NAME=value ...", shell-quoted by the caller) set.
-run_result run_cli(const std::string& args, const std::string& env = "") {
+run_result run_without_otel_environment(const std::string& args, const std::string& env = "") {
     return loupe_test::run_loupe(args,
                                  "env -u OTEL_EXPORTER_OTLP_TRACES_ENDPOINT -u OTEL_EXPORTER_OTLP_ENDPOINT "
                                  "-u OTEL_EXPORTER_OTLP_HEADERS -u OTEL_SERVICE_NAME -u OTEL_RESOURCE_ATTRIBUTES " +
@@ -46,8 +46,8 @@ std::string last_line(const std::string& text) {
 }
 
 // A usage error: exit 2, nothing on stdout, the message and the hint.
-void expect_usage_error(const std::string& args, const std::string& message, const std::string& env = "") {
-    const run_result r = run_cli(args, env);
+void expect_export_usage_error(const std::string& args, const std::string& message, const std::string& env = "") {
+    const run_result r = run_without_otel_environment(args, env);
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_TRUE(r.out.empty()) << args;
     EXPECT_EQ(r.err, "loupe: " + message + "\ntry 'loupe export --help'\n") << args;
@@ -79,7 +79,7 @@ protected:
 
 TEST_F(CliExport, SendsEachFileInOrderAndPrintsOneSummaryLine) {
     otlp_receiver receiver;
-    const run_result r = run_cli("export '" + first_ + "' '" + second_ + "' --otlp " + receiver.url());
+    const run_result r = run_without_otel_environment("export '" + first_ + "' '" + second_ + "' --otlp " + receiver.url());
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_TRUE(r.out.empty());
     // stderr is not a terminal and --progress is not given: the summary only.
@@ -97,7 +97,7 @@ TEST_F(CliExport, SendsEachFileInOrderAndPrintsOneSummaryLine) {
 
 TEST_F(CliExport, ProgressShowsEachBatchAndBatchBytesBoundsThem) {
     otlp_receiver receiver;
-    const run_result r = run_cli("export '" + first_ + "' --otlp " + receiver.url() + " --batch-bytes 1024 --progress");
+    const run_result r = run_without_otel_environment("export '" + first_ + "' --otlp " + receiver.url() + " --batch-bytes 1024 --progress");
     EXPECT_EQ(r.status, 0) << r.err;
     const std::vector<std::string> bodies = receiver.accepted_bodies();
     ASSERT_GE(bodies.size(), 2u);
@@ -120,7 +120,7 @@ TEST_F(CliExport, ProgressShowsEachBatchAndBatchBytesBoundsThem) {
 
 TEST_F(CliExport, RejectedSpansExitOneAndAreReported) {
     otlp_receiver receiver({otlp_receiver::reply::partial_success(3, "spans too old")});
-    const run_result r = run_cli("export '" + first_ + "' --otlp " + receiver.url());
+    const run_result r = run_without_otel_environment("export '" + first_ + "' --otlp " + receiver.url());
     EXPECT_EQ(r.status, 1);
     const std::vector<std::string> err = lines(r.err);
     ASSERT_EQ(err.size(), 2u) << r.err;
@@ -130,7 +130,7 @@ TEST_F(CliExport, RejectedSpansExitOneAndAreReported) {
 
 TEST_F(CliExport, RetriesOn503WithRetryAfterZero) {
     otlp_receiver receiver({{otlp_receiver::reply::unavailable, 0}});
-    const run_result r = run_cli("export '" + first_ + "' --otlp " + receiver.url() + " --progress");
+    const run_result r = run_without_otel_environment("export '" + first_ + "' --otlp " + receiver.url() + " --progress");
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("loupe: " + receiver.authority() + ": HTTP 503 Service Unavailable; retry 1 of 5 in 0.000 s\n"),
               std::string::npos)
@@ -141,7 +141,7 @@ TEST_F(CliExport, RetriesOn503WithRetryAfterZero) {
 
 TEST_F(CliExport, AnUnreachableEndpointNamesHostAndPortAndExitsOne) {
     const dead_port nobody;
-    const run_result r = run_cli("export '" + first_ + "' --otlp " + nobody.url() + " --retries 0");
+    const run_result r = run_without_otel_environment("export '" + first_ + "' --otlp " + nobody.url() + " --retries 0");
     EXPECT_EQ(r.status, 1);
     const std::vector<std::string> err = lines(r.err);
     ASSERT_EQ(err.size(), 2u) << r.err;
@@ -153,7 +153,7 @@ TEST_F(CliExport, AnUnreachableEndpointNamesHostAndPortAndExitsOne) {
 TEST_F(CliExport, ABadFileIsReportedAndTheOthersAreStillSent) {
     otlp_receiver receiver;
     const std::string missing = first_ + ".missing";
-    const run_result r = run_cli("export '" + missing + "' '" + first_ + "' --otlp " + receiver.url());
+    const run_result r = run_without_otel_environment("export '" + missing + "' '" + first_ + "' --otlp " + receiver.url());
     EXPECT_EQ(r.status, 1);
     const std::vector<std::string> err = lines(r.err);
     ASSERT_EQ(err.size(), 2u) << r.err;
@@ -164,7 +164,7 @@ TEST_F(CliExport, ABadFileIsReportedAndTheOthersAreStillSent) {
 
 TEST_F(CliExport, GzipCompressesEachRequest) {
     otlp_receiver receiver;
-    const run_result r = run_cli("export '" + first_ + "' --otlp " + receiver.url() + " --gzip");
+    const run_result r = run_without_otel_environment("export '" + first_ + "' --otlp " + receiver.url() + " --gzip");
     EXPECT_EQ(r.status, 0) << r.err;
     const std::vector<otlp_receiver::request> requests = receiver.requests();
     ASSERT_EQ(requests.size(), 1u);
@@ -179,7 +179,7 @@ TEST_F(CliExport, TheEnvironmentGivesEndpointHeadersAndResourceAndOtlpWins) {
     const std::string env = "OTEL_EXPORTER_OTLP_ENDPOINT='http://" + receiver.authority() +
                             "/' OTEL_EXPORTER_OTLP_HEADERS='authorization=Bearer%20abc' OTEL_SERVICE_NAME=checkout "
                             "OTEL_RESOURCE_ATTRIBUTES='deployment.environment=staging'";
-    run_result r = run_cli("export '" + first_ + "'", env);
+    run_result r = run_without_otel_environment("export '" + first_ + "'", env);
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find(" to " + receiver.url() + " ("), std::string::npos) << r.err;
     std::vector<otlp_receiver::request> requests = receiver.requests();
@@ -191,51 +191,51 @@ TEST_F(CliExport, TheEnvironmentGivesEndpointHeadersAndResourceAndOtlpWins) {
     EXPECT_EQ(resource.at("deployment.environment").text, "staging");
 
     // --otlp wins over the environment's endpoint.
-    r = run_cli("export '" + first_ + "' --otlp " + receiver.url(),
+    r = run_without_otel_environment("export '" + first_ + "' --otlp " + receiver.url(),
                 "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=" + nobody.url());
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(receiver.requests().size(), 2u);
 }
 
 TEST(CliExportUsage, UsageErrorsNameTheArgumentOrTheVariable) {
-    expect_usage_error("export x.loupe --otlp htp://x",
+    expect_export_usage_error("export x.loupe --otlp htp://x",
                        "--otlp 'htp://x' (argument 4): position 1: expected a URL starting with http://");
-    expect_usage_error("export x.loupe --otlp http://host:70000/v1/traces",
+    expect_export_usage_error("export x.loupe --otlp http://host:70000/v1/traces",
                        "--otlp 'http://host:70000/v1/traces' (argument 4): position 13: port out of range; "
                        "expected 1 to 65535");
-    expect_usage_error("export x.loupe --otlp", "--otlp (argument 3) needs a URL");
-    expect_usage_error("export x.loupe --otlp http://127.0.0.1:4318/v1/traces --retries -1",
+    expect_export_usage_error("export x.loupe --otlp", "--otlp (argument 3) needs a URL");
+    expect_export_usage_error("export x.loupe --otlp http://127.0.0.1:4318/v1/traces --retries -1",
                        "--retries '-1' (argument 6): expected a number of retries, 0 to 100");
-    expect_usage_error("export x.loupe --otlp http://127.0.0.1:4318/v1/traces --batch-bytes 10",
+    expect_export_usage_error("export x.loupe --otlp http://127.0.0.1:4318/v1/traces --batch-bytes 10",
                        "--batch-bytes '10' (argument 6): expected a number of bytes, 1024 to 4294967296");
-    expect_usage_error("export x.loupe --otlp http://127.0.0.1:4318/v1/traces --json",
+    expect_export_usage_error("export x.loupe --otlp http://127.0.0.1:4318/v1/traces --json",
                        "--json (argument 5) does not apply to 'export'");
-    expect_usage_error("export x.loupe",
+    expect_export_usage_error("export x.loupe",
                        "export needs --otlp URL (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT)");
-    expect_usage_error("export --otlp http://127.0.0.1:4318/v1/traces", "'export' needs a trace FILE");
-    expect_usage_error("export x.loupe --otlp http://127.0.0.1:4318/v1/traces",
+    expect_export_usage_error("export --otlp http://127.0.0.1:4318/v1/traces", "'export' needs a trace FILE");
+    expect_export_usage_error("export x.loupe --otlp http://127.0.0.1:4318/v1/traces",
                        "OTEL_EXPORTER_OTLP_HEADERS: position 7: expected key=value",
                        "OTEL_EXPORTER_OTLP_HEADERS='a=b , c'");
-    expect_usage_error("export x.loupe", "OTEL_EXPORTER_OTLP_ENDPOINT 'https://collector': position 1: "
+    expect_export_usage_error("export x.loupe", "OTEL_EXPORTER_OTLP_ENDPOINT 'https://collector': position 1: "
                                          "https is not supported (loupe sends plain HTTP, no TLS); send to an "
                                          "OpenTelemetry Collector on localhost (http://127.0.0.1:4318/v1/traces) "
                                          "that forwards over TLS",
                        "OTEL_EXPORTER_OTLP_ENDPOINT=https://collector");
-    const run_result other = run_cli("stats x.loupe --gzip");
+    const run_result other = run_without_otel_environment("stats x.loupe --gzip");
     EXPECT_EQ(other.status, 2);
     EXPECT_EQ(other.err, "loupe: --gzip (argument 3) applies to 'export' only\ntry 'loupe stats --help'\n");
 }
 
 TEST(CliExportUsage, ExportHasItsOwnHelp) {
-    const run_result r = run_cli("export --help");
+    const run_result r = run_without_otel_environment("export --help");
     EXPECT_EQ(r.status, 0);
     EXPECT_EQ(r.out.rfind("usage: loupe export FILE... --otlp URL", 0), 0u) << r.out;
     for (const char* option : {"--otlp URL", "--gzip", "--batch-bytes N", "--retries N", "--progress", "--strict",
                                "OTEL_EXPORTER_OTLP_HEADERS", "no TLS", "exit status"}) {
         EXPECT_NE(r.out.find(option), std::string::npos) << option;
     }
-    EXPECT_EQ(run_cli("help export").out, r.out);
-    EXPECT_NE(run_cli("--help").out.find("\n  export "), std::string::npos);
+    EXPECT_EQ(run_without_otel_environment("help export").out, r.out);
+    EXPECT_NE(run_without_otel_environment("--help").out.find("\n  export "), std::string::npos);
 }
 
 }  // namespace

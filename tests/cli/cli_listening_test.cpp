@@ -28,11 +28,6 @@ using namespace loupe_test;
 
 namespace {
 
-// Runs the CLI with XDG_RUNTIME_DIR = `runtime_dir`.
-run_result loupe_cli(const std::string& runtime_dir, const std::string& args) {
-    return run_loupe(args, "XDG_RUNTIME_DIR='" + runtime_dir + "'");
-}
-
 // listening_program with XDG_RUNTIME_DIR = `runtime` and `env` besides.
 spawned_program listening_program(const temp_folder& runtime, std::vector<std::string> env) {
     env.push_back("XDG_RUNTIME_DIR=" + runtime.path());
@@ -61,14 +56,14 @@ TEST(CliListening, LoupeControlOneMakesAProgramListenWithoutACodeChange) {
     const std::string socket = runtime / ("loupe/" + pid + ".sock");
     EXPECT_EQ(program.read_line(), socket);
 
-    const run_result ps = loupe_cli(runtime.path(), "ps");
+    const run_result ps = run_loupe_in(runtime.path(), "ps");
     ASSERT_EQ(ps.status, 0) << ps.err;
     EXPECT_NE(ps.out.find(pid + " "), std::string::npos) << ps.out;
     EXPECT_NE(ps.out.find(" checkout"), std::string::npos) << ps.out;  // its name, from OTEL_SERVICE_NAME
 
     const std::string run = runtime / "run";
     const run_result r =
-        loupe_cli(runtime.path(), "record --pids " + pid + " --for 200ms --kinds zones --name rec -o '" + run + "'");
+        run_loupe_in(runtime.path(), "record --pids " + pid + " --for 200ms --kinds zones --name rec -o '" + run + "'");
     ASSERT_EQ(r.status, 0) << r.err;
     // The one process's name is the rules' profiled list.
     EXPECT_NE(r.out.find("task rules: profiled \"checkout\"; tag profiled"), std::string::npos) << r.out;
@@ -127,9 +122,9 @@ TEST(CliListening, HundredStartStopCyclesUnderLoadLoseNothingUncounted) {
     for (int i = 0; i < 100; ++i) {
         const std::string name = "c" + std::to_string(i);
         const run_result start =
-            loupe_cli(runtime.path(), "start " + pid + " --name " + name + " --kinds zones -o " + name + ".loupe");
+            run_loupe_in(runtime.path(), "start " + pid + " --name " + name + " --kinds zones -o " + name + ".loupe");
         ASSERT_EQ(start.status, 0) << i << ": " << start.err;
-        const run_result stop = loupe_cli(runtime.path(), "stop " + pid + " " + name);
+        const run_result stop = run_loupe_in(runtime.path(), "stop " + pid + " " + name);
         ASSERT_EQ(stop.status, 0) << i << ": " << stop.err;
         unsigned long long delivered = 0, dropped = 0;
         ASSERT_TRUE(stop_counts(stop.out, delivered, dropped)) << stop.out;
@@ -155,7 +150,7 @@ TEST(CliListening, HundredStartStopCyclesUnderLoadLoseNothingUncounted) {
     }
     EXPECT_GT(total_delivered, 0u);
     std::printf("100 cycles: %llu zones delivered, %llu dropped\n", total_delivered, total_dropped);
-    const run_result status = loupe_cli(runtime.path(), "status " + pid);
+    const run_result status = run_loupe_in(runtime.path(), "status " + pid);
     EXPECT_EQ(status.status, 0) << status.err;
     EXPECT_EQ(status.out.find("running"), std::string::npos) << "no session left running";
     program.close_stdin();
@@ -179,7 +174,7 @@ TEST(CliListening, RecordTheServingDemoFromAnotherTerminal) {
                           &front, &inventory, &payment),
               3)
         << first;
-    const run_result ps = loupe_cli(runtime.path(), "ps");
+    const run_result ps = run_loupe_in(runtime.path(), "ps");
     ASSERT_EQ(ps.status, 0) << ps.err;
     EXPECT_NE(ps.out.find(std::to_string(front) + " "), std::string::npos) << ps.out;
     EXPECT_NE(ps.out.find(" frontend"), std::string::npos) << ps.out;
@@ -187,7 +182,7 @@ TEST(CliListening, RecordTheServingDemoFromAnotherTerminal) {
     EXPECT_EQ(ps.out.find(std::to_string(payment) + " "), std::string::npos) << "payment does not listen";
 
     const std::string run = runtime / "run";
-    const run_result r = loupe_cli(runtime.path(), "record --pids " + std::to_string(front) + "," +
+    const run_result r = run_loupe_in(runtime.path(), "record --pids " + std::to_string(front) + "," +
                                                        std::to_string(inventory) +
                                                        " --filter 'user == \"alice\"' --for 1s -o '" + run + "'");
     ASSERT_EQ(r.status, 0) << r.err;
@@ -213,7 +208,7 @@ TEST(CliListening, RecordTheServingDemoFromAnotherTerminal) {
     }
     // The checkouts' calls to the inventory joined across the two processes;
     // the payment calls untagged (payment is not recorded).
-    const run_result tasks = loupe_cli(runtime.path(), "report '" + run + "/merged.loupe' --tasks");
+    const run_result tasks = run_loupe_in(runtime.path(), "report '" + run + "/merged.loupe' --tasks");
     ASSERT_EQ(tasks.status, 0) << tasks.err;
     EXPECT_NE(tasks.out.find("GET /stock  from app_server"), std::string::npos) << tasks.out;
 
@@ -221,13 +216,13 @@ TEST(CliListening, RecordTheServingDemoFromAnotherTerminal) {
     // then bob too; never carol.
     const std::string fe = std::to_string(front);
     const run_result start =
-        loupe_cli(runtime.path(), "start " + fe + " --name who --filter 'user == \"alice\"' -o who.loupe");
+        run_loupe_in(runtime.path(), "start " + fe + " --name who --filter 'user == \"alice\"' -o who.loupe");
     ASSERT_EQ(start.status, 0) << start.err;
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    const run_result set = loupe_cli(runtime.path(), "set " + fe + " who --filter 'user in [\"alice\", \"bob\"]'");
+    const run_result set = run_loupe_in(runtime.path(), "set " + fe + " who --filter 'user in [\"alice\", \"bob\"]'");
     ASSERT_EQ(set.status, 0) << set.err;
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    const run_result stop = loupe_cli(runtime.path(), "stop " + fe + " who");
+    const run_result stop = run_loupe_in(runtime.path(), "stop " + fe + " who");
     ASSERT_EQ(stop.status, 0) << stop.err;
     const loupe::trace who = loupe::read_trace_file(runtime / "out/who.loupe");
     std::map<std::string, std::size_t> users;

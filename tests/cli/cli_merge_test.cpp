@@ -58,7 +58,7 @@ struct merge_files {
 
 std::string quoted(const std::string& path) { return "'" + path + "'"; }
 
-bool exists(const std::string& path) {
+bool readable(const std::string& path) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (f) std::fclose(f);
     return f != nullptr;
@@ -92,7 +92,7 @@ TEST(CliMerge, WritesATraceSetOfTheInputsAndSummarizes) {
     const std::string set = slurp(out);
     EXPECT_EQ(set, std::string(files.a_bytes.begin(), files.a_bytes.end()) +
                        std::string(files.b_bytes.begin(), files.b_bytes.end()));
-    EXPECT_FALSE(exists(out + ".tmp"));
+    EXPECT_FALSE(readable(out + ".tmp"));
     // Reading the set joins the traces again, the same way.
     const run_result from_set = run_loupe("report " + quoted(out) + " --tasks");
     const run_result from_files = run_loupe("report " + files.both() + " --tasks");
@@ -186,8 +186,8 @@ TEST(CliMerge, BadInputNamesTheFileAndByteAndWritesNothing) {
                          ": what follows the END record of the trace that starts at byte 0 does not start a trace: "
                          "1 byte before the end of the input; expected the magic bytes 89 4C 4F 55 50 45 0D 0A or "
                          "the end of the input\n");
-    EXPECT_FALSE(exists(out));
-    EXPECT_FALSE(exists(out + ".tmp"));
+    EXPECT_FALSE(readable(out));
+    EXPECT_FALSE(readable(out + ".tmp"));
     const run_result missing = run_loupe("report '" + bad + ".nope' --tasks");
     EXPECT_EQ(missing.status, 1);
     EXPECT_EQ(missing.err.rfind("loupe: cannot open '" + bad + ".nope'", 0), 0u) << missing.err;

@@ -25,10 +25,6 @@ using namespace loupe_test;
 
 namespace {
 
-run_result loupe_cli(const std::string& runtime_dir, const std::string& args) {
-    return run_loupe(args, "XDG_RUNTIME_DIR='" + runtime_dir + "'");
-}
-
 // The spans the receiver accepted, with their resource's service.name.
 std::vector<std::pair<std::string, otlp::span>> received(const otlp_receiver& receiver) {
     std::vector<std::pair<std::string, otlp::span>> out;
@@ -74,7 +70,7 @@ TEST(CliOtlp, StartWithOtlpSendsWhileRunningAndStopSaysWhatWasAccepted) {
     ASSERT_NE(program.read_line(), "not listening");
     const std::string pid = std::to_string(program.pid());
 
-    const run_result start = loupe_cli(runtime.path(), "start " + pid + " -o live.loupe --name live --kinds zones --otlp " +
+    const run_result start = run_loupe_in(runtime.path(), "start " + pid + " -o live.loupe --name live --kinds zones --otlp " +
                                                            receiver.url());
     ASSERT_EQ(start.status, 0) << start.err;
     EXPECT_NE(start.out.find("writing " + (runtime / "out/live.loupe") + ", sending to " + receiver.url()),
@@ -86,11 +82,11 @@ TEST(CliOtlp, StartWithOtlpSendsWhileRunningAndStopSaysWhatWasAccepted) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
     }
     EXPECT_FALSE(receiver.accepted_bodies().empty()) << "nothing arrived while the session ran";
-    const run_result status = loupe_cli(runtime.path(), "status " + pid);
+    const run_result status = run_loupe_in(runtime.path(), "status " + pid);
     ASSERT_EQ(status.status, 0) << status.err;
     EXPECT_NE(status.out.find("otlp " + receiver.url() + ": "), std::string::npos) << status.out;
 
-    const run_result stop = loupe_cli(runtime.path(), "stop " + pid + " live");
+    const run_result stop = run_loupe_in(runtime.path(), "stop " + pid + " live");
     ASSERT_EQ(stop.status, 0) << stop.err;
     unsigned long long accepted = 0, spans = 0;
     ASSERT_TRUE(accepted_of(stop.out, "otlp " + receiver.url(), accepted, spans)) << stop.out;
@@ -118,7 +114,7 @@ TEST(CliOtlp, RecordSendsEveryProcessAndSaysSoPerProcess) {
     spawned_program program = checkout_program(runtime);
     ASSERT_NE(program.read_line(), "not listening");
     const std::string pid = std::to_string(program.pid());
-    const run_result r = loupe_cli(runtime.path(), "record --pids " + pid + " --for 300ms --kinds zones -o '" +
+    const run_result r = run_loupe_in(runtime.path(), "record --pids " + pid + " --for 300ms --kinds zones -o '" +
                                                        (runtime / "run") + "' --otlp " + receiver.url());
     ASSERT_EQ(r.status, 0) << r.err;
     unsigned long long accepted = 0, spans = 0;
@@ -132,11 +128,11 @@ TEST(CliOtlp, RecordSendsEveryProcessAndSaysSoPerProcess) {
 
 TEST(CliOtlp, BadUrlIsRefusedBeforeAnythingStarts) {
     temp_folder runtime("cli_otlp_bad");
-    const run_result r = loupe_cli(runtime.path(), "start 1 -o x.loupe --otlp https://collector:4318/v1/traces");
+    const run_result r = run_loupe_in(runtime.path(), "start 1 -o x.loupe --otlp https://collector:4318/v1/traces");
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.err.find("--otlp 'https://collector:4318/v1/traces' (argument 6): position 1"), std::string::npos)
         << r.err;
-    const run_result set = loupe_cli(runtime.path(), "set 1 live --otlp http://127.0.0.1:4318/v1/traces");
+    const run_result set = run_loupe_in(runtime.path(), "set 1 live --otlp http://127.0.0.1:4318/v1/traces");
     EXPECT_EQ(set.status, 2);
     EXPECT_NE(set.err.find("--otlp"), std::string::npos) << set.err;
 }

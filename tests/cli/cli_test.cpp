@@ -29,8 +29,6 @@ using namespace loupe_test;
 
 namespace {
 
-run_result run_cli(const std::string& args) { return run_loupe(args); }
-
 // The whitespace-separated fields of a line.
 std::vector<std::string> fields(const std::string& line) {
     std::vector<std::string> out;
@@ -88,7 +86,7 @@ std::string hint_for(const std::string& args) {
 // A usage error as a user sees it: exit code 2, nothing on stdout, and two
 // lines on stderr: what was wrong (starting with `message`) and the hint.
 void expect_usage_error(const std::string& args, const std::string& message) {
-    const run_result r = run_cli(args);
+    const run_result r = run_loupe(args);
     EXPECT_EQ(r.status, 2) << args;
     EXPECT_TRUE(r.out.empty()) << args;
     const std::vector<std::string> err = lines(r.err);
@@ -110,7 +108,7 @@ protected:
 }  // namespace
 
 TEST_F(Cli, DumpPrintsEveryRecordInFileOrder) {
-    const run_result r = run_cli("dump '" + path_ + "'");
+    const run_result r = run_loupe("dump '" + path_ + "'");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_TRUE(r.err.empty()) << r.err;
     const auto all = lines(r.out);
@@ -128,7 +126,7 @@ TEST_F(Cli, DumpPrintsEveryRecordInFileOrder) {
 }
 
 TEST_F(Cli, DumpJsonIsOneObjectPerLine) {
-    const run_result r = run_cli("dump '" + path_ + "' --json");
+    const run_result r = run_loupe("dump '" + path_ + "' --json");
     ASSERT_EQ(r.status, 0) << r.err;
     for (const auto& line : lines(r.out)) {
         ASSERT_FALSE(line.empty());
@@ -143,7 +141,7 @@ TEST_F(Cli, DumpJsonIsOneObjectPerLine) {
 }
 
 TEST_F(Cli, StatsGivesEachZoneOverallAndPerThread) {
-    const run_result r = run_cli("stats '" + path_ + "'");
+    const run_result r = run_loupe("stats '" + path_ + "'");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("session \"small\": 20 events, 0 dropped"), std::string::npos) << r.out;
     for (const char* column : {"count", "total", "mean", "min", "p50", "p99", "max"}) {
@@ -170,7 +168,7 @@ TEST_F(Cli, StatsGivesEachZoneOverallAndPerThread) {
 }
 
 TEST_F(Cli, StatsJson) {
-    const run_result r = run_cli("stats --json '" + path_ + "'");
+    const run_result r = run_loupe("stats --json '" + path_ + "'");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out.rfind("{\"session\":\"small\",\"group_by\":\"thread\",\"complete\":true", 0), 0u) << r.out;
     EXPECT_NE(r.out.find("{\"name\":\"outer\""), std::string::npos);
@@ -178,7 +176,7 @@ TEST_F(Cli, StatsJson) {
 }
 
 TEST_F(Cli, StatsByUserGroupsByContextAndEscapesInvalidUtf8) {
-    const run_result r = run_cli("stats '" + path_ + "' --by user");
+    const run_result r = run_loupe("stats '" + path_ + "' --by user");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(lines(r.out)[2].find(" user "), std::string::npos) << r.out;
     bool ann = false, beta = false;
@@ -193,18 +191,18 @@ TEST_F(Cli, StatsByUserGroupsByContextAndEscapesInvalidUtf8) {
     EXPECT_TRUE(beta) << r.out;
     EXPECT_EQ(r.out.find('\xff'), std::string::npos);  // never printed raw
 
-    const run_result dump = run_cli("dump --json '" + path_ + "'");
+    const run_result dump = run_loupe("dump --json '" + path_ + "'");
     EXPECT_NE(dump.out.find("\"record\":\"context\""), std::string::npos);
     EXPECT_NE(dump.out.find("\"user\":\"b\\\\xff\""), std::string::npos) << dump.out;
     EXPECT_EQ(dump.out.find('\xff'), std::string::npos);
 
-    const run_result bad = run_cli("stats '" + path_ + "' --by nobody");
+    const run_result bad = run_loupe("stats '" + path_ + "' --by nobody");
     EXPECT_EQ(bad.status, 2);
     EXPECT_NE(bad.err.find("--by 'nobody'"), std::string::npos) << bad.err;
 }
 
 TEST_F(Cli, MissingFileIsOneLineAndExitCodeOne) {
-    const run_result r = run_cli("stats '" + path_ + ".nope'");
+    const run_result r = run_loupe("stats '" + path_ + ".nope'");
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.err, "loupe: cannot open '" + path_ + ".nope': No such file or directory\n");
     EXPECT_TRUE(r.out.empty());
@@ -221,7 +219,7 @@ TEST_F(Cli, CutShortFileIsReadUpToItsLastWholeRecordAndSaysHowMuchWasLost) {
     }
     const std::string cut = std::to_string(good.size() - 3);
     for (const char* command : {"dump", "stats", "report --io", "report --flat"}) {
-        const run_result r = run_cli(std::string(command) + " '" + path_ + "'");
+        const run_result r = run_loupe(std::string(command) + " '" + path_ + "'");
         EXPECT_EQ(r.status, 0) << command << ": " << r.err;
         EXPECT_EQ(count_of(r.err, "\n"), 1u) << r.err;
         EXPECT_EQ(r.err.rfind("loupe: " + path_ + ": trace cut short (no END record): read up to its last whole record, byte ", 0), 0u)
@@ -229,18 +227,18 @@ TEST_F(Cli, CutShortFileIsReadUpToItsLastWholeRecordAndSaysHowMuchWasLost) {
         EXPECT_NE(r.err.find(" of " + cut + " ("), std::string::npos) << r.err;
         EXPECT_FALSE(r.out.empty()) << command;
     }
-    const run_result stats = run_cli("stats '" + path_ + "'");
+    const run_result stats = run_loupe("stats '" + path_ + "'");
     EXPECT_NE(stats.out.find("(trace cut short)"), std::string::npos) << stats.out;
     for (const char* command : {"dump", "stats"}) {
-        const run_result strict = run_cli(std::string(command) + " --strict '" + path_ + "'");
+        const run_result strict = run_loupe(std::string(command) + " --strict '" + path_ + "'");
         EXPECT_EQ(strict.status, 1) << command;
         EXPECT_EQ(count_of(strict.err, "\n"), 1u) << strict.err;
         EXPECT_EQ(strict.err.rfind("loupe: " + path_ + ": byte ", 0), 0u) << strict.err;
         EXPECT_NE(strict.err.find("cut short"), std::string::npos) << strict.err;
     }
-    const run_result partial = run_cli("stats --partial '" + path_ + "'");  // the default, still accepted
+    const run_result partial = run_loupe("stats --partial '" + path_ + "'");  // the default, still accepted
     EXPECT_EQ(partial.status, 0) << partial.err;
-    const run_result both = run_cli("stats --partial --strict '" + path_ + "'");
+    const run_result both = run_loupe("stats --partial --strict '" + path_ + "'");
     EXPECT_EQ(both.status, 2);
     EXPECT_NE(both.err.find("contradict"), std::string::npos) << both.err;
 }
@@ -250,7 +248,7 @@ TEST_F(Cli, NotATraceIsRejected) {
         std::fputs("hello, world\n", f);
         std::fclose(f);
     }
-    const run_result r = run_cli("dump '" + path_ + "'");
+    const run_result r = run_loupe("dump '" + path_ + "'");
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.err, "loupe: " + path_ + ": byte 0: not a .loupe trace: expected the magic bytes 89 4C 4F 55 50 45 0D 0A\n");
 }
@@ -260,7 +258,7 @@ TEST_F(Cli, NotATraceIsRejected) {
 TEST_F(Cli, ADirectoryAsFileIsOneLineSayingSo) {
     const std::string dir = LOUPE_TEST_BINARY_DIR;
     for (const std::string command : {"dump", "stats", "report --io", "report --tree", "convert --to perfetto -o /dev/null"}) {
-        const run_result r = run_cli(command + " '" + dir + "'");
+        const run_result r = run_loupe(command + " '" + dir + "'");
         EXPECT_EQ(r.status, 1) << command;
         EXPECT_EQ(r.err, "loupe: cannot read '" + dir + "': is a directory\n") << command;
     }
@@ -271,7 +269,7 @@ TEST_F(Cli, ADirectoryAsFileIsOneLineSayingSo) {
 TEST_F(Cli, EndlessInputIsRejectedAtItsHeader) {
     if (::access("/dev/zero", R_OK) != 0) GTEST_SKIP() << "no /dev/zero";
     for (const std::string command : {"dump", "stats", "report --io", "convert --to perfetto -o /dev/null"}) {
-        const run_result r = run_cli(command + " /dev/zero");
+        const run_result r = run_loupe(command + " /dev/zero");
         EXPECT_EQ(r.status, 1) << command;
         EXPECT_EQ(r.err, "loupe: /dev/zero: byte 0: not a .loupe trace: expected the magic bytes 89 4C 4F 55 50 45 0D "
                          "0A\n")
@@ -297,14 +295,14 @@ TEST_F(Cli, OutputThatCannotBeWrittenFails) {
 TEST_F(Cli, ConvertWritesWhatTheLibraryWrites) {
     const loupe::trace t = loupe::read_trace_file(path_);
     const std::string pftrace = path_ + ".pftrace";
-    const run_result p = run_cli("convert '" + path_ + "' --to perfetto -o '" + pftrace + "'");
+    const run_result p = run_loupe("convert '" + path_ + "' --to perfetto -o '" + pftrace + "'");
     EXPECT_EQ(p.status, 0) << p.err;
     EXPECT_EQ(slurp(pftrace), loupe::viewer::to_perfetto(t));
-    const run_result plain = run_cli("convert '" + path_ + "' --to perfetto --uncompressed -o '" + pftrace + "'");
+    const run_result plain = run_loupe("convert '" + path_ + "' --to perfetto --uncompressed -o '" + pftrace + "'");
     EXPECT_EQ(plain.status, 0) << plain.err;
     EXPECT_EQ(slurp(pftrace), loupe::viewer::to_perfetto(t, {false}));
     const std::string json = path_ + ".json";
-    const run_result j = run_cli("convert -o '" + json + "' --to chrome-json '" + path_ + "'");
+    const run_result j = run_loupe("convert -o '" + json + "' --to chrome-json '" + path_ + "'");
     EXPECT_EQ(j.status, 0) << j.err;
     EXPECT_EQ(slurp(json), loupe::viewer::to_chrome_json(t));
     std::remove(pftrace.c_str());
@@ -326,13 +324,13 @@ std::string size_text(std::size_t bytes) {
 // One line on stderr: how many events went to which file, in which format, and its size.
 TEST_F(Cli, ConvertSaysWhatItWrote) {
     const std::string pftrace = path_ + ".pftrace";
-    const run_result p = run_cli("convert '" + path_ + "' --to perfetto -o '" + pftrace + "'");
+    const run_result p = run_loupe("convert '" + path_ + "' --to perfetto -o '" + pftrace + "'");
     ASSERT_EQ(p.status, 0) << p.err;
     EXPECT_TRUE(p.out.empty()) << p.out;
     EXPECT_EQ(p.err,
               "loupe: wrote 20 events to '" + pftrace + "' (perfetto, " + size_text(slurp(pftrace).size()) + ")\n");
     const std::string json = path_ + ".json";
-    const run_result j = run_cli("convert '" + path_ + "' --to chrome-json -o '" + json + "'");
+    const run_result j = run_loupe("convert '" + path_ + "' --to chrome-json -o '" + json + "'");
     ASSERT_EQ(j.status, 0) << j.err;
     EXPECT_EQ(j.err, "loupe: wrote 20 events to '" + json + "' (chrome-json, " + size_text(slurp(json).size()) + ")\n");
     std::remove(pftrace.c_str());
@@ -343,14 +341,14 @@ TEST_F(Cli, ConvertSaysWhatItWrote) {
 // and batches; a batch limit below one request is refused by name.
 TEST_F(Cli, ConvertToOtlpWritesTheRequestsAndCountsSpansAndBatches) {
     const std::string pb = path_ + ".pb";
-    const run_result r = run_cli("convert '" + path_ + "' --to otlp -o '" + pb + "'");
+    const run_result r = run_loupe("convert '" + path_ + "' --to otlp -o '" + pb + "'");
     ASSERT_EQ(r.status, 0) << r.err;
     loupe::viewer::otlp_result expected_result;
     const std::string expected = loupe::viewer::to_otlp(loupe::read_trace_file(path_), {}, &expected_result);
     EXPECT_EQ(slurp(pb), expected);
     EXPECT_EQ(r.err, "loupe: wrote " + std::to_string(expected_result.spans) + " spans in 1 batch to '" + pb +
                          "' (otlp, " + size_text(expected.size()) + ")\n");
-    const run_result small = run_cli("convert '" + path_ + "' --to otlp --batch-bytes 12 -o '" + pb + "'");
+    const run_result small = run_loupe("convert '" + path_ + "' --to otlp --batch-bytes 12 -o '" + pb + "'");
     EXPECT_EQ(small.status, 2);
     EXPECT_NE(small.err.find("--batch-bytes '12' (argument 6)"), std::string::npos) << small.err;
     std::remove(pb.c_str());
@@ -359,14 +357,14 @@ TEST_F(Cli, ConvertToOtlpWritesTheRequestsAndCountsSpansAndBatches) {
 // -o -: the converted trace alone on stdout, the summary on stderr.
 TEST_F(Cli, ConvertToStdoutKeepsTheSummaryOnStderr) {
     const std::string expected = loupe::viewer::to_chrome_json(loupe::read_trace_file(path_));
-    const run_result r = run_cli("convert '" + path_ + "' --to chrome-json -o -");
+    const run_result r = run_loupe("convert '" + path_ + "' --to chrome-json -o -");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(r.out, expected);
     EXPECT_EQ(r.err, "loupe: wrote 20 events to stdout (chrome-json, " + size_text(expected.size()) + ")\n");
 }
 
 TEST_F(Cli, ConvertOfAnUnwritableOutputNamesIt) {
-    const run_result r = run_cli("convert '" + path_ + "' --to perfetto -o /nonexistent-dir/x.pftrace");
+    const run_result r = run_loupe("convert '" + path_ + "' --to perfetto -o /nonexistent-dir/x.pftrace");
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.err, "loupe: cannot open '/nonexistent-dir/x.pftrace' for writing: No such file or directory\n");
 }
@@ -397,7 +395,7 @@ TEST(CliIo, ReportIoByFileThreadAndJsonAndDumpShowsTheRecords) {
     loupe::io::close(fd);
     std::remove(data.c_str());
 
-    const run_result by_file = run_cli("report '" + trace_path + "' --io");
+    const run_result by_file = run_loupe("report '" + trace_path + "' --io");
     EXPECT_EQ(by_file.status, 0) << by_file.err;
     EXPECT_NE(by_file.out.find("session \"cli-io\": 4 I/O operations"), std::string::npos) << by_file.out;
     bool file_row = false;
@@ -410,16 +408,16 @@ TEST(CliIo, ReportIoByFileThreadAndJsonAndDumpShowsTheRecords) {
     }
     EXPECT_TRUE(file_row) << by_file.out;
 
-    const run_result by_thread = run_cli("report --io --by thread '" + trace_path + "'");
+    const run_result by_thread = run_loupe("report --io --by thread '" + trace_path + "'");
     EXPECT_EQ(by_thread.status, 0);
     EXPECT_NE(by_thread.out.find("writer"), std::string::npos);
     EXPECT_NE(by_thread.out.find("reader"), std::string::npos);
 
-    const run_result json = run_cli("report --io --json '" + trace_path + "'");
+    const run_result json = run_loupe("report --io --json '" + trace_path + "'");
     EXPECT_EQ(json.status, 0);
     EXPECT_NE(json.out.find("\"bytes_in\":12,\"bytes_out\":12"), std::string::npos) << json.out;
 
-    const run_result dump = run_cli("dump '" + trace_path + "'");
+    const run_result dump = run_loupe("dump '" + trace_path + "'");
     EXPECT_EQ(dump.status, 0);
     EXPECT_EQ(count_of(dump.out, "IO_RESOURCE"), 1u) << "a resource is written once per trace";
     EXPECT_EQ(count_of(dump.out, " IO "), 4u);
@@ -455,7 +453,7 @@ protected:
 };
 
 TEST_F(CliMetrics, TreeShowsLevelRecursionLevelCallsBaseAndCum) {
-    const run_result r = run_cli("report '" + path_ + "' --tree --metric ticks");
+    const run_result r = run_loupe("report '" + path_ + "' --tree --metric ticks");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("session \"cli-metrics\": call tree of ticks (ticks), push metric"), std::string::npos)
         << r.out;
@@ -466,12 +464,12 @@ TEST_F(CliMetrics, TreeShowsLevelRecursionLevelCallsBaseAndCum) {
         << r.out;
     EXPECT_NE(r.out.find("thread worker (tid "), std::string::npos) << r.out;
 
-    const run_result wall = run_cli("report --tree '" + path_ + "'");
+    const run_result wall = run_loupe("report --tree '" + path_ + "'");
     ASSERT_EQ(wall.status, 0) << wall.err;
     EXPECT_NE(wall.out.find("call tree of wall_time (ns), wall metric"), std::string::npos) << wall.out;
     ASSERT_EQ(rows_ending(wall.out, "B").size(), 1u) << wall.out;
 
-    const run_result json = run_cli("report --tree --json --metric ticks '" + path_ + "'");
+    const run_result json = run_loupe("report --tree --json --metric ticks '" + path_ + "'");
     ASSERT_EQ(json.status, 0) << json.err;
     loupe_test::json::value v;
     ASSERT_EQ(loupe_test::json::parse(json.out, v), "") << json.out;
@@ -479,7 +477,7 @@ TEST_F(CliMetrics, TreeShowsLevelRecursionLevelCallsBaseAndCum) {
 }
 
 TEST_F(CliMetrics, FlatJsonParsesAndCallersPrintsStanzas) {
-    const run_result flat = run_cli("report '" + path_ + "' --flat --json --metric ticks");
+    const run_result flat = run_loupe("report '" + path_ + "' --flat --json --metric ticks");
     ASSERT_EQ(flat.status, 0) << flat.err;
     loupe_test::json::value v;
     ASSERT_EQ(loupe_test::json::parse(flat.out, v), "") << flat.out;
@@ -492,11 +490,11 @@ TEST_F(CliMetrics, FlatJsonParsesAndCallersPrintsStanzas) {
     EXPECT_EQ(v["routines"].items[1]["base"].n, 2);
     EXPECT_EQ(v["routines"].items[1]["cum"].n, 10);
 
-    const run_result text = run_cli("report '" + path_ + "' --flat --metric ticks");
+    const run_result text = run_loupe("report '" + path_ + "' --flat --metric ticks");
     ASSERT_EQ(text.status, 0) << text.err;
     EXPECT_EQ(rows_ending(text.out, "A"), (std::vector<std::vector<std::string>>{{"1", "2", "10", "A"}})) << text.out;
 
-    const run_result callers = run_cli("report '" + path_ + "' --callers --metric ticks");
+    const run_result callers = run_loupe("report '" + path_ + "' --callers --metric ticks");
     ASSERT_EQ(callers.status, 0) << callers.err;
     // A's self row and B's parent row (B's calls, base and cum under A);
     // A's child row and B's self row.
@@ -512,7 +510,7 @@ TEST_F(CliMetrics, FlatJsonParsesAndCallersPrintsStanzas) {
     EXPECT_NE((self_a - 1)->find("             10      thread worker (tid "), std::string::npos) << callers.out;
     EXPECT_EQ(*(self_a + 1), "         1              8              8      B") << callers.out;
 
-    const run_result json = run_cli("report '" + path_ + "' --callers --json --metric ticks");
+    const run_result json = run_loupe("report '" + path_ + "' --callers --json --metric ticks");
     ASSERT_EQ(json.status, 0) << json.err;
     loupe_test::json::value stanzas;
     ASSERT_EQ(loupe_test::json::parse(json.out, stanzas), "") << json.out;
@@ -520,7 +518,7 @@ TEST_F(CliMetrics, FlatJsonParsesAndCallersPrintsStanzas) {
 }
 
 TEST_F(CliMetrics, PerThreadAndPerCpuTotalsAddUp) {
-    const run_result threads = run_cli("report '" + path_ + "' --per-thread --ns");
+    const run_result threads = run_loupe("report '" + path_ + "' --per-thread --ns");
     ASSERT_EQ(threads.status, 0) << threads.err;
     EXPECT_NE(threads.out.find("thread worker (tid "), std::string::npos) << threads.out;
     // Total, Tree (Σ base), Zones, Outside over all threads: the main
@@ -535,20 +533,20 @@ TEST_F(CliMetrics, PerThreadAndPerCpuTotalsAddUp) {
         << threads.out;
     EXPECT_EQ(fields(rows.back()), (std::vector<std::string>{"ticks", "15", "15", "10", "5"})) << threads.out;
 
-    const run_result json = run_cli("report '" + path_ + "' --per-thread --metric ticks --json");
+    const run_result json = run_loupe("report '" + path_ + "' --per-thread --metric ticks --json");
     ASSERT_EQ(json.status, 0) << json.err;
     loupe_test::json::value v;
     ASSERT_EQ(loupe_test::json::parse(json.out, v), "") << json.out;
     EXPECT_EQ(v["threads"].items.size(), 2u);
     EXPECT_EQ(v["all"].items[0]["total"].n, 15);
 
-    const run_result cpus = run_cli("report '" + path_ + "' --per-cpu");
+    const run_result cpus = run_loupe("report '" + path_ + "' --per-cpu");
     ASSERT_EQ(cpus.status, 0) << cpus.err;
     const auto cpu_rows = lines(cpus.out);
     ASSERT_GE(cpu_rows.size(), 4u) << cpus.out;
     EXPECT_EQ(fields(cpu_rows[2]), (std::vector<std::string>{"CPU", "ticks"})) << cpus.out;
     EXPECT_EQ(fields(cpu_rows.back()), (std::vector<std::string>{"all", "15"})) << cpus.out;
-    const run_result cpus_json = run_cli("report '" + path_ + "' --per-cpu --json");
+    const run_result cpus_json = run_loupe("report '" + path_ + "' --per-cpu --json");
     ASSERT_EQ(cpus_json.status, 0) << cpus_json.err;
     loupe_test::json::value per_cpu;
     ASSERT_EQ(loupe_test::json::parse(cpus_json.out, per_cpu), "") << cpus_json.out;
@@ -556,11 +554,11 @@ TEST_F(CliMetrics, PerThreadAndPerCpuTotalsAddUp) {
 }
 
 TEST_F(CliMetrics, UnknownMetricIsOneLineAndExitCodeOne) {
-    const run_result r = run_cli("report '" + path_ + "' --tree --metric nope");
+    const run_result r = run_loupe("report '" + path_ + "' --tree --metric nope");
     EXPECT_EQ(r.status, 1);
     EXPECT_EQ(r.err, "loupe: " + path_ + ": no metric \"nope\" in this trace; it has: wall_time, ticks\n");
     EXPECT_TRUE(r.out.empty());
-    const run_result wall = run_cli("report '" + path_ + "' --per-cpu --metric wall_time");
+    const run_result wall = run_loupe("report '" + path_ + "' --per-cpu --metric wall_time");
     EXPECT_EQ(wall.status, 1);
     EXPECT_NE(wall.err.find("per-CPU totals are recorded for push metrics only"), std::string::npos) << wall.err;
 }
@@ -618,7 +616,7 @@ using rows = std::vector<std::vector<std::string>>;
 
 // Wall time prints as "214 ms", as stats does, in every text report with times.
 TEST_F(CliTimes, TreeFlatCallersAndPerThreadPrintTimesInHumanUnits) {
-    const run_result tree = run_cli("report '" + *path_ + "' --tree");
+    const run_result tree = run_loupe("report '" + *path_ + "' --tree");
     ASSERT_EQ(tree.status, 0) << tree.err;
     EXPECT_EQ(rows_ending(tree.out, "outer"), (rows{{"1", "1", "1", "212", "ms", "214", "ms", "outer"}})) << tree.out;
     EXPECT_EQ(rows_ending(tree.out, "inner"), (rows{{"2", "1", "1", "1.50", "ms", "1.50", "ms", "inner"}})) << tree.out;
@@ -626,18 +624,18 @@ TEST_F(CliTimes, TreeFlatCallersAndPerThreadPrintTimesInHumanUnits) {
               (rows{{"0", "1", "1", "0", "ns", "214", "ms", "thread", "main", "(tid", "501)"}}))
         << tree.out;
 
-    const run_result flat = run_cli("report '" + *path_ + "' --flat");
+    const run_result flat = run_loupe("report '" + *path_ + "' --flat");
     ASSERT_EQ(flat.status, 0) << flat.err;
     EXPECT_EQ(rows_ending(flat.out, "outer"), (rows{{"1", "212", "ms", "214", "ms", "outer"}})) << flat.out;
 
-    const run_result callers = run_cli("report '" + *path_ + "' --callers");
+    const run_result callers = run_loupe("report '" + *path_ + "' --callers");
     ASSERT_EQ(callers.status, 0) << callers.err;
     // outer's own row, and outer as the parent in inner's stanza.
     EXPECT_EQ(rows_ending(callers.out, "outer"),
               (rows{{"1", "212", "ms", "214", "ms", "outer"}, {"1", "1.50", "ms", "1.50", "ms", "outer"}}))
         << callers.out;
 
-    const run_result threads = run_cli("report '" + *path_ + "' --per-thread");
+    const run_result threads = run_loupe("report '" + *path_ + "' --per-thread");
     ASSERT_EQ(threads.status, 0) << threads.err;
     EXPECT_EQ(rows_ending(threads.out, "ns"),
               (rows{{"thread", "main", "(tid", "501)", "wall_time", "-", "214", "ms", "214", "ms", "0", "ns"},
@@ -651,30 +649,30 @@ TEST_F(CliTimes, TreeFlatCallersAndPerThreadPrintTimesInHumanUnits) {
 // --ns: the same reports with every time an integer of nanoseconds; the JSON
 // forms are in nanoseconds either way.
 TEST_F(CliTimes, NsPrintsRawNanoseconds) {
-    const run_result tree = run_cli("report '" + *path_ + "' --tree --ns");
+    const run_result tree = run_loupe("report '" + *path_ + "' --tree --ns");
     ASSERT_EQ(tree.status, 0) << tree.err;
     EXPECT_EQ(rows_ending(tree.out, "outer"), (rows{{"1", "1", "1", "212196002", "213696002", "outer"}})) << tree.out;
     EXPECT_EQ(rows_ending(tree.out, "inner"), (rows{{"2", "1", "1", "1500000", "1500000", "inner"}})) << tree.out;
 
-    const run_result flat = run_cli("report --ns '" + *path_ + "' --flat");
+    const run_result flat = run_loupe("report --ns '" + *path_ + "' --flat");
     ASSERT_EQ(flat.status, 0) << flat.err;
     EXPECT_EQ(rows_ending(flat.out, "outer"), (rows{{"1", "212196002", "213696002", "outer"}})) << flat.out;
 
-    const run_result callers = run_cli("report '" + *path_ + "' --callers --ns");
+    const run_result callers = run_loupe("report '" + *path_ + "' --callers --ns");
     ASSERT_EQ(callers.status, 0) << callers.err;
     EXPECT_EQ(rows_ending(callers.out, "inner"), (rows(2, {"1", "1500000", "1500000", "inner"}))) << callers.out;
 
-    const run_result threads = run_cli("report '" + *path_ + "' --per-thread --ns");
+    const run_result threads = run_loupe("report '" + *path_ + "' --per-thread --ns");
     ASSERT_EQ(threads.status, 0) << threads.err;
     EXPECT_EQ(rows_ending(threads.out, "0"),
               (rows{{"thread", "main", "(tid", "501)", "wall_time", "-", "213696002", "213696002", "0"},
                     {"all", "threads", "wall_time", "-", "213696002", "213696002", "0"}}))
         << threads.out;
 
-    const run_result json = run_cli("report '" + *path_ + "' --flat --json");
+    const run_result json = run_loupe("report '" + *path_ + "' --flat --json");
     ASSERT_EQ(json.status, 0) << json.err;
     EXPECT_NE(json.out.find("\"base\":212196002,\"cum\":213696002"), std::string::npos) << json.out;
-    EXPECT_EQ(run_cli("report '" + *path_ + "' --flat --json --ns").out, json.out);
+    EXPECT_EQ(run_loupe("report '" + *path_ + "' --flat --json --ns").out, json.out);
 }
 
 TEST(CliUsage, MetricReportUsageErrorsNameTheArgument) {
@@ -691,7 +689,7 @@ TEST(CliUsage, MetricReportUsageErrorsNameTheArgument) {
         {"report x.loupe --per-cpu --ns", "--ns (argument 4) applies to report --tree, --flat, --callers and"},
     };
     for (const auto& [args, message] : cases) expect_usage_error(args, message);
-    const run_result help = run_cli("report --help");
+    const run_result help = run_loupe("report --help");
     EXPECT_NE(help.out.find("--tree|--flat|--callers|--per-thread|--per-cpu [--metric M] [--ns]"), std::string::npos)
         << help.out;
 }
@@ -710,26 +708,26 @@ TEST(CliUsage, BadUsageExitsTwoWithOneLineAndAHint) {
 // The line names what was wrong; the hint names the command's own help (the
 // global help when there is no known command); no usage text follows.
 TEST(CliUsage, AUsageErrorIsOneLineNamingTheArgumentAndAHint) {
-    const run_result option = run_cli("report x.loupe --tree --bogus");
+    const run_result option = run_loupe("report x.loupe --tree --bogus");
     EXPECT_EQ(option.status, 2);
     EXPECT_EQ(option.err, "loupe: unknown option '--bogus' (argument 4)\ntry 'loupe report --help'\n");
     EXPECT_TRUE(option.out.empty());
-    const run_result value = run_cli("convert x.loupe --to pdf -o y");
+    const run_result value = run_loupe("convert x.loupe --to pdf -o y");
     EXPECT_EQ(value.err,
               "loupe: --to 'pdf' (argument 4): expected perfetto, chrome-json or otlp\ntry 'loupe convert --help'\n");
-    const run_result command = run_cli("frobnicate x.loupe");
+    const run_result command = run_loupe("frobnicate x.loupe");
     EXPECT_EQ(command.status, 2);
     EXPECT_EQ(command.err,
               "loupe: unknown command 'frobnicate'; expected dump, stats, report, convert, merge, export, ps, start, set, "
               "stop, status or record\n"
               "try 'loupe --help'\n");
-    const run_result nothing = run_cli("");
+    const run_result nothing = run_loupe("");
     EXPECT_EQ(nothing.status, 2);
     EXPECT_EQ(nothing.err,
               "loupe: missing command; expected dump, stats, report, convert, merge, export, ps, start, set, stop, status "
               "or record\n"
               "try 'loupe --help'\n");
-    const run_result help_of_nothing = run_cli("frobnicate --help");
+    const run_result help_of_nothing = run_loupe("frobnicate --help");
     EXPECT_EQ(help_of_nothing.status, 2);
     EXPECT_EQ(help_of_nothing.err.rfind("loupe: unknown command 'frobnicate'", 0), 0u) << help_of_nothing.err;
 }
@@ -746,7 +744,7 @@ TEST(CliUsage, EachCommandHasItsOwnShortHelp) {
         {"convert", {"--to FORMAT", "-o OUT", "'-': stdout", "--uncompressed", "--strict"}},
     };
     for (const auto& [command, options] : commands) {
-        const run_result r = run_cli(command + " --help");
+        const run_result r = run_loupe(command + " --help");
         EXPECT_EQ(r.status, 0) << command;
         EXPECT_TRUE(r.err.empty()) << command;
         EXPECT_EQ(r.out.rfind("usage: loupe " + command + " FILE", 0), 0u) << r.out;
@@ -756,19 +754,19 @@ TEST(CliUsage, EachCommandHasItsOwnShortHelp) {
             if (other == command) continue;
             EXPECT_EQ(r.out.find("loupe " + other), std::string::npos) << r.out;
         }
-        EXPECT_EQ(run_cli("help " + command).out, r.out) << command;
-        EXPECT_EQ(run_cli(command + " x.loupe --json --help").out, r.out) << command;
+        EXPECT_EQ(run_loupe("help " + command).out, r.out) << command;
+        EXPECT_EQ(run_loupe(command + " x.loupe --json --help").out, r.out) << command;
     }
-    EXPECT_EQ(run_cli("dump --help").out.find("--metric"), std::string::npos);
+    EXPECT_EQ(run_loupe("dump --help").out.find("--metric"), std::string::npos);
 }
 
 // `loupe --help` and `loupe help`: the commands, one line each, and where
 // their options are.
 TEST(CliUsage, GlobalHelpListsTheCommandsOneLineEach) {
-    const run_result help = run_cli("--help");
+    const run_result help = run_loupe("--help");
     EXPECT_EQ(help.status, 0);
-    EXPECT_EQ(run_cli("help").out, help.out);
-    EXPECT_EQ(run_cli("-h").out, help.out);
+    EXPECT_EQ(run_loupe("help").out, help.out);
+    EXPECT_EQ(run_loupe("-h").out, help.out);
     EXPECT_LE(lines(help.out).size(), 20u) << help.out;
     EXPECT_NE(help.out.find("loupe <command> --help"), std::string::npos) << help.out;
     for (const char* command : {"dump", "stats", "report", "convert", "help"}) {
@@ -783,11 +781,11 @@ TEST(CliUsage, GlobalHelpListsTheCommandsOneLineEach) {
 }
 
 TEST(CliUsage, HelpAndVersion) {
-    const run_result help = run_cli("--help");
+    const run_result help = run_loupe("--help");
     EXPECT_EQ(help.status, 0);
     EXPECT_NE(help.out.find("dump"), std::string::npos);
     EXPECT_NE(help.out.find("stats"), std::string::npos);
-    const run_result version = run_cli("--version");
+    const run_result version = run_loupe("--version");
     EXPECT_EQ(version.status, 0);
     EXPECT_EQ(version.out, std::string("loupe ") + LOUPE_VERSION_STRING + "\n");
 }
@@ -878,7 +876,7 @@ std::string* CliParams::path_ = nullptr;
 }  // namespace
 
 TEST_F(CliParams, StatsParamsGroupsCallDurationsByValueSortedByTotal) {
-    const run_result r = run_cli("stats '" + *path_ + "' --params");
+    const run_result r = run_loupe("stats '" + *path_ + "' --params");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("6 method calls with parameters"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("shop::Cart::add(Item const&,int)  (cart.cpp:12)"), std::string::npos) << r.out;
@@ -908,12 +906,12 @@ TEST_F(CliParams, StatsParamsGroupsCallDurationsByValueSortedByTotal) {
 }
 
 TEST_F(CliParams, TopAndJson) {
-    const run_result top = run_cli("stats '" + *path_ + "' --params --top 1");
+    const run_result top = run_loupe("stats '" + *path_ + "' --params --top 1");
     ASSERT_EQ(top.status, 0) << top.err;
     EXPECT_NE(top.out.find("(3 more values)"), std::string::npos) << top.out;
     EXPECT_EQ(top.out.find(" A\n"), std::string::npos) << top.out;
 
-    const run_result r = run_cli("stats '" + *path_ + "' --params --json --top 2");
+    const run_result r = run_loupe("stats '" + *path_ + "' --params --json --top 2");
     ASSERT_EQ(r.status, 0) << r.err;
     loupe_test::json::value doc;
     ASSERT_EQ(loupe_test::json::parse(r.out, doc), "") << r.out;
@@ -936,7 +934,7 @@ TEST_F(CliParams, TopAndJson) {
 }
 
 TEST_F(CliParams, DumpShowsSpecsCallsAndApplyErrors) {
-    const run_result r = run_cli("dump '" + *path_ + "'");
+    const run_result r = run_loupe("dump '" + *path_ + "'");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(count_of(r.out, "PARAM_SPEC"), 2u);
     EXPECT_NE(r.out.find("METHOD   thread 1 values: spec 0 string \"A\", spec 1 int 2"), std::string::npos) << r.out;
@@ -944,7 +942,7 @@ TEST_F(CliParams, DumpShowsSpecsCallsAndApplyErrors) {
     EXPECT_NE(r.out.find("spec 0 NullInCall"), std::string::npos);
     EXPECT_NE(r.out.find("spec 0 string \"LONGSKU\"\xE2\x80\xA6 (truncated, 40 B)"), std::string::npos);
     EXPECT_NE(r.out.find("APPLY_ERR  site 1 \"shop::Cart::add(Item const&,int)\" spec 2: "), std::string::npos);
-    const run_result json = run_cli("dump '" + *path_ + "' --json");
+    const run_result json = run_loupe("dump '" + *path_ + "' --json");
     ASSERT_EQ(json.status, 0);
     std::size_t calls = 0;
     for (const std::string& line : lines(json.out)) {
@@ -960,10 +958,10 @@ TEST_F(CliParams, DumpShowsSpecsCallsAndApplyErrors) {
 TEST(CliParamsUsage, ATraceWithoutParametersSaysSoAndUsageErrorsNameTheArgument) {
     const std::string path = temp_trace_path("cli_no_params");
     write_small_trace(path);
-    const run_result r = run_cli("stats '" + path + "' --params");
+    const run_result r = run_loupe("stats '" + path + "' --params");
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("no parameter values recorded"), std::string::npos) << r.out;
-    const run_result json = run_cli("stats '" + path + "' --params --json");
+    const run_result json = run_loupe("stats '" + path + "' --params --json");
     EXPECT_EQ(json.status, 0);
     loupe_test::json::value doc;
     ASSERT_EQ(loupe_test::json::parse(json.out, doc), "") << json.out;
@@ -1007,21 +1005,21 @@ std::string write_flow_trace(std::uint64_t& first_id) {
 TEST(CliFlows, DumpShowsFlowRecordsAndStatsFlowsGroupsTheHops) {
     std::uint64_t first_id = 0;
     const std::string path = write_flow_trace(first_id);
-    const run_result dump = run_cli("dump '" + path + "'");
+    const run_result dump = run_loupe("dump '" + path + "'");
     ASSERT_EQ(dump.status, 0) << dump.err;
     EXPECT_EQ(count_of(dump.out, "FLOW "), 6u) << dump.out;
     EXPECT_NE(dump.out.find("\"sent\" id " + loupe::flow_id_text(first_id) + " step"), std::string::npos) << dump.out;
     EXPECT_NE(dump.out.find("\"answered\" id " + loupe::flow_id_text(first_id) + " end"), std::string::npos);
-    const run_result dump_json = run_cli("dump '" + path + "' --json");
+    const run_result dump_json = run_loupe("dump '" + path + "' --json");
     EXPECT_EQ(count_of(dump_json.out, "\"record\":\"flow\""), 6u);
     EXPECT_NE(dump_json.out.find("\"id\":\"" + loupe::flow_id_text(first_id) + "\",\"role\":\"end\""), std::string::npos);
 
-    const run_result stats = run_cli("stats '" + path + "' --flows");
+    const run_result stats = run_loupe("stats '" + path + "' --flows");
     ASSERT_EQ(stats.status, 0) << stats.err;
     EXPECT_NE(stats.out.find("6 flow points, 2 flows (2 ended, 0 with one point here)"), std::string::npos) << stats.out;
     EXPECT_NE(stats.out.find("sent -> received"), std::string::npos) << stats.out;
     EXPECT_NE(stats.out.find("received -> answered"), std::string::npos) << stats.out;
-    const run_result json = run_cli("stats '" + path + "' --flows --json");
+    const run_result json = run_loupe("stats '" + path + "' --flows --json");
     ASSERT_EQ(json.status, 0) << json.err;
     loupe_test::json::value doc;
     ASSERT_EQ(loupe_test::json::parse(json.out, doc), "") << json.out;
@@ -1037,7 +1035,7 @@ TEST(CliFlows, DumpShowsFlowRecordsAndStatsFlowsGroupsTheHops) {
 TEST(CliFlows, ATraceWithoutFlowsSaysSoAndUsageErrorsNameTheArgument) {
     const std::string path = temp_trace_path("cli_no_flows");
     write_small_trace(path);
-    const run_result r = run_cli("stats '" + path + "' --flows");
+    const run_result r = run_loupe("stats '" + path + "' --flows");
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("no flows recorded"), std::string::npos) << r.out;
     std::remove(path.c_str());

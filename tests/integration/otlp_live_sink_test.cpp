@@ -41,7 +41,7 @@ namespace {
 
 // Short intervals and waits so that a test sees several windows and its
 // failures quickly.
-otlp_http_sink_options fast_options(const std::string& endpoint) {
+otlp_http_sink_options fast_sink_options(const std::string& endpoint) {
     otlp_http_sink_options o;
     o.http.endpoint = endpoint;
     o.http.initial_backoff = 10ms;
@@ -122,7 +122,7 @@ loupe::session start_live(const std::shared_ptr<otlp_http_sink>& sink, const std
 
 TEST(OtlpLiveSink, SpansArriveWhileTheSessionRunsEachOnceWithItsParent) {
     otlp_receiver receiver;
-    auto sink = std::make_shared<otlp_http_sink>(fast_options(receiver.url()));
+    auto sink = std::make_shared<otlp_http_sink>(fast_sink_options(receiver.url()));
     const std::string path = loupe_test::temp_trace_path("otlp_live");
     loupe::session_config cfg;
     cfg.name = "live";
@@ -188,7 +188,7 @@ TEST(OtlpLiveSink, SpansArriveWhileTheSessionRunsEachOnceWithItsParent) {
 
 TEST(OtlpLiveSink, ZoneLongerThanWindowsKeepsItsArgumentsAndTheThreadsContext) {
     otlp_receiver receiver;
-    auto sink = std::make_shared<otlp_http_sink>(fast_options(receiver.url()));
+    auto sink = std::make_shared<otlp_http_sink>(fast_sink_options(receiver.url()));
     loupe::context_scope who({{loupe::context_field::user, "alice"}});  // set before the session, never again
     auto session = start_live(sink, "live-long");
     {
@@ -228,7 +228,7 @@ TEST(OtlpLiveSink, ZoneLongerThanWindowsKeepsItsArgumentsAndTheThreadsContext) {
 
 TEST(OtlpLiveSink, ZonesOfATaskAreInItsTraceUnderItsSpan) {
     otlp_receiver receiver;
-    auto sink = std::make_shared<otlp_http_sink>(fast_options(receiver.url()));
+    auto sink = std::make_shared<otlp_http_sink>(fast_sink_options(receiver.url()));
     auto session = start_live(sink, "live-task");
     std::vector<loupe::tasks::task_context> tasks;
     run_until([&] { return receiver.accepted_bodies().size() >= 2; }, [&] {
@@ -262,7 +262,7 @@ TEST(OtlpLiveSink, ZonesOfATaskAreInItsTraceUnderItsSpan) {
 TEST(OtlpLiveSink, DeadCollectorIsASinkFailureAndStopReturns) {
     loupe_test::captured_errors errors;
     const loupe_test::dead_port nobody;
-    otlp_http_sink_options o = fast_options("http://127.0.0.1:" + std::to_string(nobody.port()) + "/v1/traces");
+    otlp_http_sink_options o = fast_sink_options("http://127.0.0.1:" + std::to_string(nobody.port()) + "/v1/traces");
     o.http.initial_backoff = 10s;  // a retry waits long: stop cuts it short
     o.http.max_backoff = 10s;
     o.shutdown_timeout = 200ms;
@@ -286,7 +286,7 @@ TEST(OtlpLiveSink, DeadCollectorIsASinkFailureAndStopReturns) {
 TEST(OtlpLiveSink, RetriesA503AndLosesNothing) {
     otlp_receiver receiver({otlp_receiver::reply(otlp_receiver::reply::unavailable, 0),
                             otlp_receiver::reply(otlp_receiver::reply::too_many)});
-    auto sink = std::make_shared<otlp_http_sink>(fast_options(receiver.url()));
+    auto sink = std::make_shared<otlp_http_sink>(fast_sink_options(receiver.url()));
     auto session = start_live(sink, "live-retry");
     record_until([&] { return !receiver.accepted_bodies().empty(); });
     const loupe::session_stats stats = session.stop();
@@ -301,7 +301,7 @@ TEST(OtlpLiveSink, RetriesA503AndLosesNothing) {
 TEST(OtlpLiveSink, PartialSuccessIsCountedAndReported) {
     loupe_test::captured_errors errors;
     otlp_receiver receiver({otlp_receiver::reply::partial_success(3, "three spans too old")});
-    auto sink = std::make_shared<otlp_http_sink>(fast_options(receiver.url()));
+    auto sink = std::make_shared<otlp_http_sink>(fast_sink_options(receiver.url()));
     auto session = start_live(sink, "live-partial");
     record_until([&] { return !receiver.accepted_bodies().empty(); });
     const loupe::session_stats stats = session.stop();
@@ -323,7 +323,7 @@ TEST(OtlpLiveSink, FullQueueDropsRequestsAndCountsThem) {
     // waits while windows keep coming.
     std::vector<otlp_receiver::reply> script(30, otlp_receiver::reply(otlp_receiver::reply::unavailable, 1));
     otlp_receiver receiver(script);
-    otlp_http_sink_options o = fast_options(receiver.url());
+    otlp_http_sink_options o = fast_sink_options(receiver.url());
     o.max_queue_bytes = 1;  // one request waits at most
     o.http.max_retries = 30;
     o.http.max_backoff = 2000ms;
@@ -343,7 +343,7 @@ TEST(OtlpLiveSink, FullQueueDropsRequestsAndCountsThem) {
 
 TEST(OtlpLiveSink, CollectorGoingAwayMidSessionFailsLaterRequestsOnly) {
     otlp_receiver receiver({otlp_receiver::reply::ok, otlp_receiver::reply::go_away});
-    otlp_http_sink_options o = fast_options(receiver.url());
+    otlp_http_sink_options o = fast_sink_options(receiver.url());
     o.http.max_retries = 1;
     auto sink = std::make_shared<otlp_http_sink>(o);
     {
@@ -363,7 +363,7 @@ TEST(OtlpLiveSink, CollectorGoingAwayMidSessionFailsLaterRequestsOnly) {
 
 TEST(OtlpLiveSink, BadEndpointAndBadEnvironmentAreNamed) {
     try {
-        otlp_http_sink bad(fast_options("htp://127.0.0.1:4318/v1/traces"));
+        otlp_http_sink bad(fast_sink_options("htp://127.0.0.1:4318/v1/traces"));
         FAIL() << "a bad endpoint was taken";
     } catch (const loupe::error& e) {
         const std::string what = e.what();
@@ -401,7 +401,7 @@ TEST(OtlpLiveSink, BadEndpointAndBadEnvironmentAreNamed) {
 
 TEST(OtlpLiveSink, HeadersAndResourceReachTheCollector) {
     otlp_receiver receiver;
-    otlp_http_sink_options o = fast_options(receiver.url());
+    otlp_http_sink_options o = fast_sink_options(receiver.url());
     o.http.headers = {{"api-key", "k1"}};
     o.conversion.service_name = "checkout";
     auto sink = std::make_shared<otlp_http_sink>(o);
@@ -422,7 +422,7 @@ TEST(OtlpLiveSink, HeadersAndResourceReachTheCollector) {
 
 TEST(OtlpLiveSink, OneSessionAtATimeThenReusable) {
     otlp_receiver receiver;
-    auto sink = std::make_shared<otlp_http_sink>(fast_options(receiver.url()));
+    auto sink = std::make_shared<otlp_http_sink>(fast_sink_options(receiver.url()));
     loupe::session_config cfg;
     cfg.name = "live-first";
     cfg.sinks = {sink};
@@ -452,7 +452,7 @@ TEST(OtlpLiveSink, OneSessionAtATimeThenReusable) {
 // it converted is accepted.
 TEST(OtlpLiveSinkFork, AChildDropsItsCopyOfTheSinkAndTheParentGoesOn) {
     otlp_receiver receiver;
-    auto sink = std::make_shared<otlp_http_sink>(fast_options(receiver.url()));
+    auto sink = std::make_shared<otlp_http_sink>(fast_sink_options(receiver.url()));
     std::optional<loupe::session> session(start_live(sink, "live-fork"));
     std::atomic<bool> done{false};
     std::thread producer([&done] {

@@ -9,8 +9,6 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -22,6 +20,8 @@
 #include <loupe/session.hpp>
 #include <loupe/metrics/metric.hpp>
 #include <loupe/params.hpp>
+
+#include "support/trace_files.hpp"
 
 namespace {
 
@@ -565,8 +565,7 @@ TEST(ParamTracing, RedactAndHashNeverPutTheSecretIntoTheTrace) {
     cart.login(shop::Customer{"bob", "hunter2-secret"});
     cart.login(shop::Customer{"carol", "other-secret"});
     s.stop();
-    std::ifstream in(path, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string bytes = loupe_test::slurp(path);
     ASSERT_FALSE(bytes.empty());
     EXPECT_EQ(bytes.find("hunter2"), std::string::npos);
     EXPECT_EQ(bytes.find("other-secret"), std::string::npos);

@@ -14,7 +14,6 @@
 
 #include <cstdio>
 #include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 
@@ -25,11 +24,6 @@ namespace {
 bool exists(const std::string& path) {
     struct stat st {};
     return ::stat(path.c_str(), &st) == 0;
-}
-
-std::string contents(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 void write_text(const std::string& path, const std::string& text) {
@@ -120,7 +114,7 @@ TEST(SinkOpen, WhenOneSinkRefusesTheOthersGiveTheirFilesBack) {
                  std::make_shared<loupe::sinks::file_sink>("/nonexistent-dir/y.loupe")};
     EXPECT_NE(start_error(cfg).find("/nonexistent-dir/y.loupe"), std::string::npos);
     EXPECT_FALSE(exists(f.native));
-    EXPECT_EQ(contents(f.perfetto), "an older trace");
+    EXPECT_EQ(loupe_test::slurp(f.perfetto), "an older trace");
 }
 
 // A session that starts replaces what an existing file held.
@@ -135,7 +129,7 @@ TEST(SinkOpen, AStartedSessionReplacesAnExistingFile) {
         LOUPE_ZONE("sink_open.zone");
     }
     session.stop();
-    const std::string bytes = contents(f.native);
+    const std::string bytes = loupe_test::slurp(f.native);
     EXPECT_LT(bytes.size(), 100000u);
     EXPECT_EQ(bytes.find("xxxx"), std::string::npos);
     const loupe::trace t = loupe::read_trace_file(f.native);

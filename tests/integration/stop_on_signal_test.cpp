@@ -19,8 +19,6 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <memory>
 #include <string>
 
@@ -28,11 +26,6 @@
 #include "support/trace_files.hpp"
 
 namespace {
-
-std::string contents(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 struct child_exit {
     bool exited = false;
@@ -122,7 +115,7 @@ child_exit fork_and_signal(Body body, int sig, bool& ready_said) {
 
 // The slices a Perfetto file replays to (0 when it does not replay).
 std::size_t slices_in(const std::string& pftrace) {
-    const loupe_test::perfetto::model m = loupe_test::perfetto::replay(contents(pftrace));
+    const loupe_test::perfetto::model m = loupe_test::perfetto::replay(loupe_test::slurp(pftrace));
     if (!m.ok) return 0;
     std::size_t slices = 0;
     for (const auto& thread : m.threads) slices += thread.second.slices.size();

@@ -12,8 +12,6 @@
 #include <loupe/viewer/perfetto.hpp>
 
 #include <algorithm>
-#include <fstream>
-#include <iterator>
 #include <map>
 #include <string>
 #include <thread>
@@ -179,8 +177,7 @@ TEST(TaskContext, TracesWithTasksConvertToTheViewers) {
         LOUPE_ZONE("in task");
         tasks::outgoing_call call("inventory", "GET /stock", h);
     }
-    std::ifstream in(path, std::ios::binary);
-    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string bytes = loupe_test::slurp(path);
     std::remove(path.c_str());
     std::string json, perfetto;
     ASSERT_NO_THROW(loupe::viewer::convert_to_chrome_json(bytes.data(), bytes.size(), json));

@@ -20,18 +20,6 @@ struct run_result {
     std::string err;
 };
 
-/// A whole file's bytes ("" when it cannot be read).
-inline std::string slurp(const std::string& path) {
-    std::string s;
-    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
-        char buf[4096];
-        std::size_t n;
-        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-        std::fclose(f);
-    }
-    return s;
-}
-
 /// Runs `ENV 'loupe' ARGS`: `args` and `env` (e.g. "XDG_RUNTIME_DIR='/tmp/x'"
 /// or "env -u NAME") are shell text, quoted by the caller.
 inline run_result run_loupe(const std::string& args, const std::string& env = "") {
@@ -46,6 +34,12 @@ inline run_result run_loupe(const std::string& args, const std::string& env = ""
     std::remove(out.c_str());
     std::remove(err.c_str());
     return r;
+}
+
+/// Runs `loupe ARGS` with XDG_RUNTIME_DIR = `runtime_dir` (where it looks
+/// for the processes' control endpoints).
+inline run_result run_loupe_in(const std::string& runtime_dir, const std::string& args) {
+    return run_loupe(args, "XDG_RUNTIME_DIR='" + runtime_dir + "'");
 }
 
 /// The lines of `text`.

@@ -32,7 +32,7 @@ loupe::metric_id ticks() {
 // Runs each body on its own thread (named "t0", "t1", ... in order, one
 // after the other) in a session recording "ticks" into a file; returns the
 // trace read back.
-loupe::trace record(const std::string& tag, const std::vector<std::function<void()>>& bodies) {
+loupe::trace record_threads(const std::string& tag, const std::vector<std::function<void()>>& bodies) {
     ticks();
     const std::string path = loupe_test::temp_trace_path("call_tree_" + tag);
     loupe::session_config cfg;
@@ -115,7 +115,7 @@ void recurse(int levels) {
 }  // namespace
 
 TEST(CallTree, PatentExampleABaseTwoCumTenBBaseEightCumEight) {
-    const loupe::trace t = record("ab", {[] {
+    const loupe::trace t = record_threads("ab", {[] {
                                       LOUPE_ZONE("A");
                                       loupe::metric_add(ticks(), 2);
                                       LOUPE_ZONE("B");
@@ -196,7 +196,7 @@ TEST(CallTree, BasesOfAllNodesAddUpToThePerThreadAndPerCpuTotals) {
             loupe::metric_add(ticks(), 2 * outside);
         };
     };
-    const loupe::trace t = record("conservation", {nested(1, 1), nested(4, 10)});
+    const loupe::trace t = record_threads("conservation", {nested(1, 1), nested(4, 10)});
     const std::int64_t expected = (1 + 2) + 3 * (3 + 5 + 3 - 1 + 2) + (4 + 8) + 3 * (30 + 50 + 3 - 10 + 2);
 
     const rep::call_tree tree = rep::build_call_tree(t);
@@ -243,7 +243,7 @@ TEST(CallTree, BasesOfAllNodesAddUpToThePerThreadAndPerCpuTotals) {
 }
 
 TEST(CallTree, RecursionLevelsAndFlatCumCountTheOutermostInstanceOnce) {
-    const loupe::trace t = record("recursion", {[] { recurse(3); },
+    const loupe::trace t = record_threads("recursion", {[] { recurse(3); },
                                                 [] {
                                                     // indirect: a -> b -> a
                                                     LOUPE_ZONE("a");
@@ -341,7 +341,7 @@ TEST(CallTree, StanzaInvariantsHoldOnRandomNestedCalls) {
             for (int round = 0; round < 40; ++round) call("", 0);
         };
     };
-    const loupe::trace t = record("random", {pattern(20240611u, expected[0]), pattern(7u, expected[1])});
+    const loupe::trace t = record_threads("random", {pattern(20240611u, expected[0]), pattern(7u, expected[1])});
     const rep::call_tree tree = rep::build_call_tree(t);
     ASSERT_EQ(tree.threads.size(), 2u);
     const std::size_t k = tree.metric_index("ticks");
@@ -398,7 +398,7 @@ TEST(CallTree, VerifyStanzasNamesTheBrokenInvariant) {
 }
 
 TEST(CallTree, UnknownAndUnavailableMetricsAreErrorsThatSayWhy) {
-    const loupe::trace t = record("errors", {[] {
+    const loupe::trace t = record_threads("errors", {[] {
                                       LOUPE_ZONE("A");
                                       loupe::metric_add(ticks(), 1);
                                   }});
@@ -442,7 +442,7 @@ TEST(CallTree, UnknownAndUnavailableMetricsAreErrorsThatSayWhy) {
 }
 
 TEST(CallTree, JsonFormsParseAndHoldTheNumbers) {
-    const loupe::trace t = record("json", {[] {
+    const loupe::trace t = record_threads("json", {[] {
                                       LOUPE_ZONE("A");
                                       loupe::metric_add(ticks(), 2);
                                       LOUPE_ZONE("B \"quoted\"");
@@ -497,7 +497,7 @@ TEST(CallTree, JsonFormsParseAndHoldTheNumbers) {
 }
 
 TEST(CallTree, TextFormsOfTheOtherReports) {
-    const loupe::trace t = record("text", {[] {
+    const loupe::trace t = record_threads("text", {[] {
                                       LOUPE_ZONE("A");
                                       loupe::metric_add(ticks(), 2);
                                       LOUPE_ZONE("B");
@@ -535,7 +535,7 @@ void nest(int depth) {
 // when every level indented two more spaces).
 TEST(CallTreeReport, DeepNestingIsIndentedAtMostThirtyTwoLevels) {
     const int depth = 200;
-    const loupe::trace t = record("deep", {[] { nest(depth); }});
+    const loupe::trace t = record_threads("deep", {[] { nest(depth); }});
     const rep::call_tree tree = rep::build_call_tree(t);
     const std::string text = rep::format_tree_report(rep::report_tree(tree));
     std::size_t rows = 0;
@@ -562,7 +562,7 @@ TEST(CallTreeReport, DeepNestingIsIndentedAtMostThirtyTwoLevels) {
 // number of rows, which together are exactly format_tree_report's text.
 TEST(CallTreeReport, ATreeReportIsWrittenInPiecesOfBoundedRows) {
     const int depth = 200;
-    const loupe::trace t = record("pieces", {[] { nest(depth); }});
+    const loupe::trace t = record_threads("pieces", {[] { nest(depth); }});
     const rep::tree_report report = rep::report_tree(rep::build_call_tree(t));
     std::vector<std::string> pieces;
     rep::write_tree_report(report, [&](std::string_view piece) { pieces.emplace_back(piece); }, 16);
