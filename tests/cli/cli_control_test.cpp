@@ -33,8 +33,8 @@ TEST(CliControlFork, PsStartSetStopAgainstARunningProcess) {
 
     const run_result start =
         run_loupe_in(runtime.path(), "start " + pid +
-                                      " --name alice --kinds zones --filter 'user == \"alice\"' -o "
-                                      "alice.loupe");
+                                         " --name alice --kinds zones --filter 'user == \"alice\"' -o "
+                                         "alice.loupe");
     ASSERT_EQ(start.status, 0) << start.err;
     EXPECT_NE(start.out.find("started session alice in process " + pid), std::string::npos) << start.out;
 
@@ -48,7 +48,8 @@ TEST(CliControlFork, PsStartSetStopAgainstARunningProcess) {
     const run_result set =
         run_loupe_in(runtime.path(), "set " + pid + " alice --filter 'user == \"alice\" || user == \"carol\"'");
     EXPECT_EQ(set.status, 0) << set.err;
-    const run_result rules = run_loupe_in(runtime.path(), "set " + pid + " alice --task-rules 'tag peer=inventory*; skip all'");
+    const run_result rules =
+        run_loupe_in(runtime.path(), "set " + pid + " alice --task-rules 'tag peer=inventory*; skip all'");
     EXPECT_EQ(rules.status, 0) << rules.err;
     const run_result bad_rules = run_loupe_in(runtime.path(), "set " + pid + " alice --task-rules 'tag peer'");
     EXPECT_EQ(bad_rules.status, 1);
@@ -82,9 +83,9 @@ TEST(CliControlFork, RecordCollectsATraceFromEveryProcess) {
     const std::string pids = std::to_string(first.pid()) + "," + std::to_string(second.pid());
     const std::string run = runtime / "run";
 
-    const run_result r = run_loupe_in(runtime.path(), "record --pids " + pids +
-                                                       " --for 300ms --kinds zones --filter 'user == \"alice\"' -o '" +
-                                                       run + "'");
+    const run_result r =
+        run_loupe_in(runtime.path(), "record --pids " + pids +
+                                         " --for 300ms --kinds zones --filter 'user == \"alice\"' -o '" + run + "'");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("recorded 2 of 2 processes for 0.3 s"), std::string::npos) << r.out;
     std::size_t traces = 0;
@@ -107,8 +108,8 @@ TEST(CliControlFork, RecordCollectsATraceFromEveryProcess) {
     EXPECT_EQ(loupe::read_trace_set_file((std::filesystem::path(run) / "merged.loupe").string()).size(), 2u);
     EXPECT_TRUE(std::filesystem::exists(std::filesystem::path(run) / "merged.pftrace"));
 
-    const run_result partly = run_loupe_in(runtime.path(), "record " + std::to_string(first.pid()) +
-                                                            " 4194304 --for 100ms -o '" + run + "2'");
+    const run_result partly = run_loupe_in(
+        runtime.path(), "record " + std::to_string(first.pid()) + " 4194304 --for 100ms -o '" + run + "2'");
     EXPECT_EQ(partly.status, 1);
     EXPECT_EQ(partly.err.rfind("loupe: process 4194304: ", 0), 0u) << partly.err;
     EXPECT_NE(partly.out.find("recorded 1 of 2 processes"), std::string::npos) << partly.out;

@@ -53,7 +53,6 @@ void expect_export_usage_error(const std::string& args, const std::string& messa
     EXPECT_EQ(r.err, "loupe: " + message + "\ntry 'loupe export --help'\n") << args;
 }
 
-
 class CliExport : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -79,7 +78,8 @@ protected:
 
 TEST_F(CliExport, SendsEachFileInOrderAndPrintsOneSummaryLine) {
     otlp_receiver receiver;
-    const run_result r = run_without_otel_environment("export '" + first_ + "' '" + second_ + "' --otlp " + receiver.url());
+    const run_result r =
+        run_without_otel_environment("export '" + first_ + "' '" + second_ + "' --otlp " + receiver.url());
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_TRUE(r.out.empty());
     // stderr is not a terminal and --progress is not given: the summary only.
@@ -97,7 +97,8 @@ TEST_F(CliExport, SendsEachFileInOrderAndPrintsOneSummaryLine) {
 
 TEST_F(CliExport, ProgressShowsEachBatchAndBatchBytesBoundsThem) {
     otlp_receiver receiver;
-    const run_result r = run_without_otel_environment("export '" + first_ + "' --otlp " + receiver.url() + " --batch-bytes 1024 --progress");
+    const run_result r = run_without_otel_environment("export '" + first_ + "' --otlp " + receiver.url() +
+                                                      " --batch-bytes 1024 --progress");
     EXPECT_EQ(r.status, 0) << r.err;
     const std::vector<std::string> bodies = receiver.accepted_bodies();
     ASSERT_GE(bodies.size(), 2u);
@@ -130,7 +131,8 @@ TEST_F(CliExport, RejectedSpansExitOneAndAreReported) {
 
 TEST_F(CliExport, RetriesOn503WithRetryAfterZero) {
     otlp_receiver receiver({{otlp_receiver::reply::unavailable, 0}});
-    const run_result r = run_without_otel_environment("export '" + first_ + "' --otlp " + receiver.url() + " --progress");
+    const run_result r =
+        run_without_otel_environment("export '" + first_ + "' --otlp " + receiver.url() + " --progress");
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.err.find("loupe: " + receiver.authority() + ": HTTP 503 Service Unavailable; retry 1 of 5 in 0.000 s\n"),
               std::string::npos)
@@ -141,7 +143,8 @@ TEST_F(CliExport, RetriesOn503WithRetryAfterZero) {
 
 TEST_F(CliExport, AnUnreachableEndpointNamesHostAndPortAndExitsOne) {
     const dead_port nobody;
-    const run_result r = run_without_otel_environment("export '" + first_ + "' --otlp " + nobody.url() + " --retries 0");
+    const run_result r =
+        run_without_otel_environment("export '" + first_ + "' --otlp " + nobody.url() + " --retries 0");
     EXPECT_EQ(r.status, 1);
     const std::vector<std::string> err = lines(r.err);
     ASSERT_EQ(err.size(), 2u) << r.err;
@@ -153,7 +156,8 @@ TEST_F(CliExport, AnUnreachableEndpointNamesHostAndPortAndExitsOne) {
 TEST_F(CliExport, ABadFileIsReportedAndTheOthersAreStillSent) {
     otlp_receiver receiver;
     const std::string missing = first_ + ".missing";
-    const run_result r = run_without_otel_environment("export '" + missing + "' '" + first_ + "' --otlp " + receiver.url());
+    const run_result r =
+        run_without_otel_environment("export '" + missing + "' '" + first_ + "' --otlp " + receiver.url());
     EXPECT_EQ(r.status, 1);
     const std::vector<std::string> err = lines(r.err);
     ASSERT_EQ(err.size(), 2u) << r.err;
@@ -192,35 +196,37 @@ TEST_F(CliExport, TheEnvironmentGivesEndpointHeadersAndResourceAndOtlpWins) {
 
     // --otlp wins over the environment's endpoint.
     r = run_without_otel_environment("export '" + first_ + "' --otlp " + receiver.url(),
-                "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=" + nobody.url());
+                                     "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=" + nobody.url());
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(receiver.requests().size(), 2u);
 }
 
 TEST(CliExportUsage, UsageErrorsNameTheArgumentOrTheVariable) {
     expect_export_usage_error("export x.loupe --otlp htp://x",
-                       "--otlp 'htp://x' (argument 4): position 1: expected a URL starting with http://");
+                              "--otlp 'htp://x' (argument 4): position 1: expected a URL starting with http://");
     expect_export_usage_error("export x.loupe --otlp http://host:70000/v1/traces",
-                       "--otlp 'http://host:70000/v1/traces' (argument 4): position 13: port out of range; "
-                       "expected 1 to 65535");
+                              "--otlp 'http://host:70000/v1/traces' (argument 4): position 13: port out of range; "
+                              "expected 1 to 65535");
     expect_export_usage_error("export x.loupe --otlp", "--otlp (argument 3) needs a URL");
     expect_export_usage_error("export x.loupe --otlp http://127.0.0.1:4318/v1/traces --retries -1",
-                       "--retries '-1' (argument 6): expected a number of retries, 0 to 100");
+                              "--retries '-1' (argument 6): expected a number of retries, 0 to 100");
     expect_export_usage_error("export x.loupe --otlp http://127.0.0.1:4318/v1/traces --batch-bytes 10",
-                       "--batch-bytes '10' (argument 6): expected a number of bytes, 1024 to 4294967296");
+                              "--batch-bytes '10' (argument 6): expected a number of bytes, 1024 to 4294967296");
     expect_export_usage_error("export x.loupe --otlp http://127.0.0.1:4318/v1/traces --json",
-                       "--json (argument 5) does not apply to 'export'");
-    expect_export_usage_error("export x.loupe",
-                       "export needs --otlp URL (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT)");
+                              "--json (argument 5) does not apply to 'export'");
+    expect_export_usage_error(
+        "export x.loupe",
+        "export needs --otlp URL (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT)");
     expect_export_usage_error("export --otlp http://127.0.0.1:4318/v1/traces", "'export' needs a trace FILE");
     expect_export_usage_error("export x.loupe --otlp http://127.0.0.1:4318/v1/traces",
-                       "OTEL_EXPORTER_OTLP_HEADERS: position 7: expected key=value",
-                       "OTEL_EXPORTER_OTLP_HEADERS='a=b , c'");
-    expect_export_usage_error("export x.loupe", "OTEL_EXPORTER_OTLP_ENDPOINT 'https://collector': position 1: "
-                                         "https is not supported (loupe sends plain HTTP, no TLS); send to an "
-                                         "OpenTelemetry Collector on localhost (http://127.0.0.1:4318/v1/traces) "
-                                         "that forwards over TLS",
-                       "OTEL_EXPORTER_OTLP_ENDPOINT=https://collector");
+                              "OTEL_EXPORTER_OTLP_HEADERS: position 7: expected key=value",
+                              "OTEL_EXPORTER_OTLP_HEADERS='a=b , c'");
+    expect_export_usage_error("export x.loupe",
+                              "OTEL_EXPORTER_OTLP_ENDPOINT 'https://collector': position 1: "
+                              "https is not supported (loupe sends plain HTTP, no TLS); send to an "
+                              "OpenTelemetry Collector on localhost (http://127.0.0.1:4318/v1/traces) "
+                              "that forwards over TLS",
+                              "OTEL_EXPORTER_OTLP_ENDPOINT=https://collector");
     const run_result other = run_without_otel_environment("stats x.loupe --gzip");
     EXPECT_EQ(other.status, 2);
     EXPECT_EQ(other.err, "loupe: --gzip (argument 3) applies to 'export' only\ntry 'loupe stats --help'\n");

@@ -182,9 +182,9 @@ TEST(CliListening, RecordTheServingDemoFromAnotherTerminal) {
     EXPECT_EQ(ps.out.find(std::to_string(payment) + " "), std::string::npos) << "payment does not listen";
 
     const std::string run = runtime / "run";
-    const run_result r = run_loupe_in(runtime.path(), "record --pids " + std::to_string(front) + "," +
-                                                       std::to_string(inventory) +
-                                                       " --filter 'user == \"alice\"' --for 1s -o '" + run + "'");
+    const run_result r =
+        run_loupe_in(runtime.path(), "record --pids " + std::to_string(front) + "," + std::to_string(inventory) +
+                                         " --filter 'user == \"alice\"' --for 1s -o '" + run + "'");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find("task rules: profiled \"frontend\", \"inventory\"; tag profiled"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("recorded 2 of 2 processes"), std::string::npos) << r.out;

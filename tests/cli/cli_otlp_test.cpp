@@ -70,8 +70,8 @@ TEST(CliOtlp, StartWithOtlpSendsWhileRunningAndStopSaysWhatWasAccepted) {
     ASSERT_NE(program.read_line(), "not listening");
     const std::string pid = std::to_string(program.pid());
 
-    const run_result start = run_loupe_in(runtime.path(), "start " + pid + " -o live.loupe --name live --kinds zones --otlp " +
-                                                           receiver.url());
+    const run_result start = run_loupe_in(
+        runtime.path(), "start " + pid + " -o live.loupe --name live --kinds zones --otlp " + receiver.url());
     ASSERT_EQ(start.status, 0) << start.err;
     EXPECT_NE(start.out.find("writing " + (runtime / "out/live.loupe") + ", sending to " + receiver.url()),
               std::string::npos)
@@ -115,7 +115,7 @@ TEST(CliOtlp, RecordSendsEveryProcessAndSaysSoPerProcess) {
     ASSERT_NE(program.read_line(), "not listening");
     const std::string pid = std::to_string(program.pid());
     const run_result r = run_loupe_in(runtime.path(), "record --pids " + pid + " --for 300ms --kinds zones -o '" +
-                                                       (runtime / "run") + "' --otlp " + receiver.url());
+                                                          (runtime / "run") + "' --otlp " + receiver.url());
     ASSERT_EQ(r.status, 0) << r.err;
     unsigned long long accepted = 0, spans = 0;
     ASSERT_TRUE(accepted_of(r.out, "  otlp " + receiver.url(), accepted, spans)) << r.out;

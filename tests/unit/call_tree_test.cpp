@@ -116,11 +116,11 @@ void recurse(int levels) {
 
 TEST(CallTree, PatentExampleABaseTwoCumTenBBaseEightCumEight) {
     const loupe::trace t = record_threads("ab", {[] {
-                                      LOUPE_ZONE("A");
-                                      loupe::metric_add(ticks(), 2);
-                                      LOUPE_ZONE("B");
-                                      loupe::metric_add(ticks(), 8);
-                                  }});
+                                              LOUPE_ZONE("A");
+                                              loupe::metric_add(ticks(), 2);
+                                              LOUPE_ZONE("B");
+                                              loupe::metric_add(ticks(), 8);
+                                          }});
     const rep::call_tree tree = rep::build_call_tree(t);
     ASSERT_EQ(tree.threads.size(), 1u);
     const std::size_t root = tree.threads[0].root;
@@ -244,15 +244,15 @@ TEST(CallTree, BasesOfAllNodesAddUpToThePerThreadAndPerCpuTotals) {
 
 TEST(CallTree, RecursionLevelsAndFlatCumCountTheOutermostInstanceOnce) {
     const loupe::trace t = record_threads("recursion", {[] { recurse(3); },
-                                                [] {
-                                                    // indirect: a -> b -> a
-                                                    LOUPE_ZONE("a");
-                                                    loupe::metric_add(ticks(), 1);
-                                                    LOUPE_ZONE("b");
-                                                    loupe::metric_add(ticks(), 2);
-                                                    LOUPE_ZONE("a");
-                                                    loupe::metric_add(ticks(), 4);
-                                                }});
+                                                        [] {
+                                                            // indirect: a -> b -> a
+                                                            LOUPE_ZONE("a");
+                                                            loupe::metric_add(ticks(), 1);
+                                                            LOUPE_ZONE("b");
+                                                            loupe::metric_add(ticks(), 2);
+                                                            LOUPE_ZONE("a");
+                                                            loupe::metric_add(ticks(), 4);
+                                                        }});
     const rep::call_tree tree = rep::build_call_tree(t);
     ASSERT_EQ(tree.threads.size(), 2u);
     const std::size_t k = tree.metric_index("ticks");
@@ -399,9 +399,9 @@ TEST(CallTree, VerifyStanzasNamesTheBrokenInvariant) {
 
 TEST(CallTree, UnknownAndUnavailableMetricsAreErrorsThatSayWhy) {
     const loupe::trace t = record_threads("errors", {[] {
-                                      LOUPE_ZONE("A");
-                                      loupe::metric_add(ticks(), 1);
-                                  }});
+                                              LOUPE_ZONE("A");
+                                              loupe::metric_add(ticks(), 1);
+                                          }});
     const rep::call_tree tree = rep::build_call_tree(t);
     try {
         rep::report_tree(tree, "nope");
@@ -443,11 +443,11 @@ TEST(CallTree, UnknownAndUnavailableMetricsAreErrorsThatSayWhy) {
 
 TEST(CallTree, JsonFormsParseAndHoldTheNumbers) {
     const loupe::trace t = record_threads("json", {[] {
-                                      LOUPE_ZONE("A");
-                                      loupe::metric_add(ticks(), 2);
-                                      LOUPE_ZONE("B \"quoted\"");
-                                      loupe::metric_add(ticks(), 8);
-                                  }});
+                                              LOUPE_ZONE("A");
+                                              loupe::metric_add(ticks(), 2);
+                                              LOUPE_ZONE("B \"quoted\"");
+                                              loupe::metric_add(ticks(), 8);
+                                          }});
     const rep::call_tree tree = rep::build_call_tree(t);
     auto parse = [](const std::string& text) {
         loupe_test::json::value v;
@@ -498,11 +498,11 @@ TEST(CallTree, JsonFormsParseAndHoldTheNumbers) {
 
 TEST(CallTree, TextFormsOfTheOtherReports) {
     const loupe::trace t = record_threads("text", {[] {
-                                      LOUPE_ZONE("A");
-                                      loupe::metric_add(ticks(), 2);
-                                      LOUPE_ZONE("B");
-                                      loupe::metric_add(ticks(), 8);
-                                  }});
+                                              LOUPE_ZONE("A");
+                                              loupe::metric_add(ticks(), 2);
+                                              LOUPE_ZONE("B");
+                                              loupe::metric_add(ticks(), 8);
+                                          }});
     const rep::call_tree tree = rep::build_call_tree(t);
     const std::string flat = rep::format_flat_report(rep::report_flat(tree, "ticks"));
     EXPECT_NE(flat.find("session \"text\": routines of ticks (ticks), push metric"), std::string::npos) << flat;
