@@ -227,7 +227,8 @@ LOUPE_NOINLINE unsigned char* evaluate_entries(const site_binding& binding, std:
             flags |= method_values_lost;
             continue;
         }
-        const std::size_t budget = std::min<std::size_t>(entry.value_bytes, room - encoded_text_offset);
+        const std::size_t space = room - encoded_text_offset;
+        const std::size_t budget = entry.value_bytes < space ? entry.value_bytes : space;
         value_writer out(reinterpret_cast<char*>(at + encoded_text_offset), budget);
         switch (entry.source) {
             case entry_source::compiled: chains.evaluate(entry.compiled, self, args, out); break;

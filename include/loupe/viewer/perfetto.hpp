@@ -67,6 +67,7 @@
 // own worker threads.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <map>

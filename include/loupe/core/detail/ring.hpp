@@ -6,7 +6,6 @@
 // record at the same time.
 #pragma once
 
-#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -307,14 +306,15 @@ public:
             ticks = header.t0;
             end_ticks = header.t1;
             received = 0;
-            bytes = std::min(c.announced_bytes(header), sizeof data);
+            bytes = at_most_data(c.announced_bytes(header));
             sized = c.bytes_from_first == nullptr;
         }
         /// The payload's first record, `first`, gives its real size.
         void size_from_first(const raw_record& first) noexcept {
-            bytes = std::min(codec->bytes_from_first(first), sizeof data);
+            bytes = at_most_data(codec->bytes_from_first(first));
             sized = true;
         }
+        static std::size_t at_most_data(std::size_t n) noexcept { return n < sizeof data ? n : sizeof data; }
     } collector_payload;
     /// The deltas of the zone record that follows (from a zone-with-metrics unit).
     struct held_zone_metrics {

@@ -38,6 +38,7 @@
 // signature parser bounds its size and nesting.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <string>
 #include <string_view>
