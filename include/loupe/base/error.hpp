@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 #include "loupe/base/config.hpp"
 
@@ -27,15 +28,18 @@ namespace detail {
 
 /// Where fault reports go: stderr until set_error_handler installs the
 /// handler's reporter (kept behind a pointer so that code which only reports
-/// does not compile std::function).
-using error_reporter = void (*)(const std::string& message) noexcept;
+/// does not compile std::function; a string_view so that it does not compile
+/// a std::string either).
+using error_reporter = void (*)(std::string_view message) noexcept;
 
-inline void print_error(const std::string& message) noexcept { std::fprintf(stderr, "loupe: %s\n", message.c_str()); }
+inline void print_error(std::string_view message) noexcept {
+    std::fprintf(stderr, "loupe: %.*s\n", static_cast<int>(message.size()), message.data());
+}
 
 LOUPE_API inline std::atomic<error_reporter> g_error_reporter{&print_error};
 
 /// Delivers one fault report. Never throws. Any thread.
-inline void report_error(const std::string& message) noexcept {
+inline void report_error(std::string_view message) noexcept {
     g_error_reporter.load(std::memory_order_acquire)(message);
 }
 

@@ -5,6 +5,7 @@
 #include <functional>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "loupe/base/config.hpp"
@@ -27,12 +28,12 @@ LOUPE_API inline error_handler_slot& error_handler_state() {
 }
 
 // The reporter set_error_handler installs: the handler under its mutex.
-inline void report_to_handler(const std::string& message) noexcept {
+inline void report_to_handler(std::string_view message) noexcept {
     try {
         auto& s = error_handler_state();
         std::lock_guard<std::mutex> lock(s.mutex);
         if (s.handler) {
-            s.handler(message);
+            s.handler(std::string(message));
         } else {
             print_error(message);
         }
