@@ -13,22 +13,30 @@
 #   session_starting.cpp  <loupe/session.hpp>: start a session with a file sink, stop it
 #   compiled_out.cpp      one_zone.cpp with -DLOUPE_ENABLED=0
 #
-# usage: bash bench/compile_cost.sh [-n RUNS]     (from the repository root)
+# usage: bash bench/compile_cost.sh [-n RUNS] [-i]   (from the repository root)
 #   CXX    the compiler (default g++), e.g. CXX=clang++ or CXX="ccache g++"
 #          (ccache would measure the cache: don't)
 #   -n     runs per unit (default 3; the median is printed)
-# Needs GNU time (/usr/bin/time; Debian/Ubuntu: apt-get install time).
+#   -i     also count the instructions the compiler executes (the driver and
+#          every process it starts, under valgrind's callgrind; one run per
+#          unit): the same on every run and under any load, so the figure to
+#          compare two versions by. Not for session_starting (minutes under
+#          valgrind).
+# Needs GNU time (/usr/bin/time; Debian/Ubuntu: apt-get install time), and
+# valgrind for -i.
 set -euo pipefail
 
 usage() {
-    echo "usage: bash bench/compile_cost.sh [-n RUNS]   (run from the repository root; CXX picks the compiler, default g++)" >&2
+    echo "usage: bash bench/compile_cost.sh [-n RUNS] [-i]   (run from the repository root; CXX picks the compiler, default g++)" >&2
     exit 2
 }
 
 runs=3
-while getopts ":n:h" opt; do
+count_instructions=0
+while getopts ":n:ih" opt; do
     case $opt in
         n) runs=$OPTARG ;;
+        i) count_instructions=1 ;;
         h) usage ;;
         :) echo "error: -$OPTARG needs a value" >&2; usage ;;
         *) echo "error: unknown option -$OPTARG" >&2; usage ;;
@@ -48,6 +56,11 @@ time_bin=/usr/bin/time
 if [ ! -x "$time_bin" ] || ! "$time_bin" --version 2>&1 | grep -q GNU; then
     echo "error: GNU time ($time_bin) is missing; it measures CPU time and peak memory." >&2
     echo "       Install it: apt-get install time   (Fedora: dnf install time; macOS: brew install gnu-time)" >&2
+    exit 2
+fi
+
+if [ $count_instructions -eq 1 ] && ! command -v valgrind >/dev/null; then
+    echo "error: -i counts instructions with valgrind, which is missing (Debian/Ubuntu: apt-get install valgrind)" >&2
     exit 2
 fi
 
@@ -79,7 +92,7 @@ echo "flags:    ${flags[*]} -c   (median of $runs runs)"
 echo
 
 failed=0
-results=()  # name lines wall cpu peak_kib, or name FAILED
+results=()  # name lines wall cpu peak_kib instructions, or name FAILED
 for unit in "${units[@]}"; do
     IFS='|' read -r name source extra <<<"$unit"
     [ -f "$source" ] || { echo "error: $source is missing" >&2; exit 1; }
@@ -116,31 +129,56 @@ for unit in "${units[@]}"; do
     wall=$(awk '{ print $1 }' "$work/samples" | median)
     cpu=$(awk '{ print $2 + $3 }' "$work/samples" | median)
     peak=$(awk '{ print $4 }' "$work/samples" | median)
-    results+=("$name $lines $wall $cpu $peak")
+    instructions=-
+    if [ $count_instructions -eq 1 ] && [ "$name" != session_starting ]; then
+        rm -f "$work"/callgrind.*
+        if valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$work/callgrind.%p" \
+            "${cxx[@]}" "${flags[@]}" ${extra_flags[@]+"${extra_flags[@]}"} -c "$source" -o "$work/out.o" \
+            >/dev/null 2>"$work/err"; then
+            instructions=$(cat "$work"/callgrind.* | awk '/^summary:/ { s += $2 } END { printf "%.0f", s }')
+        else
+            echo "warning: $name: the compiler failed under valgrind:" >&2
+            tail -n 20 "$work/err" >&2
+        fi
+    fi
+    results+=("$name $lines $wall $cpu $peak $instructions")
 done
 
 base_cpu=""
 base_peak=""
+base_instructions=""
 for r in "${results[@]}"; do
-    read -r name lines wall cpu peak <<<"$r"
+    read -r name lines wall cpu peak instructions <<<"$r"
     if [ "$name" = std_only ] && [ "$lines" != FAILED ]; then
         base_cpu=$cpu
         base_peak=$peak
+        base_instructions=$instructions
     fi
 done
 
-printf '%-18s %12s %8s %8s %9s %12s %13s\n' "TU" "pp lines" "wall s" "cpu s" "peak MiB" "cpu/std_only" "peak/std_only"
+header=("TU" "pp lines" "wall s" "cpu s" "peak MiB" "cpu/std_only" "peak/std_only")
+[ $count_instructions -eq 0 ] || header+=("M instr" "instr/std_only")
+printf '%-18s %12s %8s %8s %9s %12s %13s' "${header[@]:0:7}"
+[ $count_instructions -eq 0 ] || printf ' %9s %14s' "${header[@]:7}"
+echo
 for r in "${results[@]}"; do
-    read -r name lines wall cpu peak <<<"$r"
+    read -r name lines wall cpu peak instructions <<<"$r"
     if [ "$lines" = FAILED ]; then
         printf '%-18s %12s\n' "$name" "(does not compile: see above)"
         continue
     fi
     awk -v name="$name" -v lines="$lines" -v wall="$wall" -v cpu="$cpu" -v peak="$peak" \
-        -v bcpu="$base_cpu" -v bpeak="$base_peak" 'BEGIN {
+        -v bcpu="$base_cpu" -v bpeak="$base_peak" -v ins="$instructions" -v bins="$base_instructions" \
+        -v show_ins="$count_instructions" 'BEGIN {
             rc = (bcpu != "" && bcpu > 0) ? sprintf("%.1fx", cpu / bcpu) : "-"
             rp = (bpeak != "" && bpeak > 0) ? sprintf("%.1fx", peak / bpeak) : "-"
-            printf "%-18s %12d %8.2f %8.2f %9.1f %12s %13s\n", name, lines, wall, cpu, peak / 1024, rc, rp
+            printf "%-18s %12d %8.2f %8.2f %9.1f %12s %13s", name, lines, wall, cpu, peak / 1024, rc, rp
+            if (show_ins == 1) {
+                mi = (ins != "-") ? sprintf("%.0f", ins / 1e6) : "-"
+                ri = (ins != "-" && bins != "-" && bins > 0) ? sprintf("%.2fx", ins / bins) : "-"
+                printf " %9s %14s", mi, ri
+            }
+            printf "\n"
         }'
 done
 
