@@ -58,3 +58,19 @@ function(loupe_developer_target target)
         endif()
     endif()
 endfunction()
+
+# loupe_unity_test_target(<target>)
+# With LOUPE_UNITY_TESTS (ON by default), builds a test suite of many files
+# as a unity build, eight files to a translation unit: each test file's time
+# goes into generating loupe's own inline code, which a unit generates once.
+# g++ warns (-Wsubobject-linkage) about a test class whose fixture lives in
+# an anonymous namespace of a file that is not the main file, which every
+# test file of a unity build is; the warning is off for those targets.
+function(loupe_unity_test_target target)
+    if(LOUPE_UNITY_TESTS)
+        set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)
+        if(CMAKE_CXX_COMPILER_ID STREQUAL "GNU")
+            target_compile_options(${target} PRIVATE -Wno-subobject-linkage)
+        endif()
+    endif()
+endfunction()
