@@ -13,19 +13,9 @@
 #include <thread>
 #include <vector>
 
-namespace loupe_test {
+#include "support/file_bytes.hpp"
 
-/// A whole file's bytes ("" when it cannot be read).
-inline std::string slurp(const std::string& path) {
-    std::string s;
-    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
-        char buf[4096];
-        std::size_t n;
-        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-        std::fclose(f);
-    }
-    return s;
-}
+namespace loupe_test {
 
 /// A path in the test binary directory, unique per process and tag.
 inline std::string temp_trace_path(const std::string& tag) {

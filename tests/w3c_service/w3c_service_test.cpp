@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "support/file_bytes.hpp"
 #include "support/otlp_receiver.hpp"  // dead_port
 
 extern char** environ;
@@ -43,17 +44,6 @@ using field = std::pair<std::string, std::string>;
 
 std::string lower(std::string s) {
     for (char& c : s) c = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-    return s;
-}
-
-std::string read_file(const std::string& path) {
-    std::string s;
-    if (std::FILE* f = std::fopen(path.c_str(), "rb")) {
-        char buf[4096];
-        std::size_t n;
-        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) s.append(buf, n);
-        std::fclose(f);
-    }
     return s;
 }
 
@@ -287,11 +277,11 @@ public:
             if (clock_type::now() > until) break;  // hung: the destructor kills it
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
         }
-        e.err = read_file(log_);
+        e.err = loupe_test::slurp(log_);
         return e;
     }
 
-    std::string log() const { return read_file(log_); }
+    std::string log() const { return loupe_test::slurp(log_); }
 
 private:
     pid_t pid_ = -1;
