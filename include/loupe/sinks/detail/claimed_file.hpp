@@ -9,9 +9,10 @@
 // if the claim created it, removed.
 //
 // Thread-safety: `claim` and `release_unstarted` may run on any thread (the
-// threads that start sessions); `append` and `close` run on the collector
-// thread, after a claim whose session started (or on the one thread that
-// drives a sink without a session).
+// threads that start sessions); `append` and `replace_contents` run on one
+// thread at a time (the file sink's writer thread, background_writer.hpp;
+// the converting sinks' collector), after a claim whose session started or
+// for a sink driven without a session; `close` after the last of them.
 #pragma once
 
 #include <fcntl.h>
