@@ -4,6 +4,7 @@
 // record with delta-encoded timestamps. Runs on the collector thread.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -284,8 +285,13 @@ private:
     // template's instantiations are one site in the trace (the first one's
     // function names it), so every report groups them as one row.
     std::uint64_t site_id(const site* where) {
-        if (LOUPE_LIKELY(where == last_site_)) return last_site_id_;
+        const cached_site& cached = site_cache_[site_slot(where)];
+        if (LOUPE_LIKELY(cached.where == where)) return cached.id;
         return look_up_site(where);
+    }
+    static std::size_t site_slot(const site* where) noexcept {
+        return static_cast<std::size_t>((reinterpret_cast<std::uintptr_t>(where) * 0x9E3779B97F4A7C15ull) >>
+                                        (64 - site_cache_bits));
     }
     LOUPE_NOINLINE std::uint64_t look_up_site(const site* where) {
         auto it = sites_.find(where);
@@ -299,8 +305,7 @@ private:
             const auto same = sites_by_key_.find(key);
             if (same != sites_by_key_.end()) {
                 sites_.emplace(where, same->second);
-                last_site_ = where;
-                last_site_id_ = same->second;
+                site_cache_[site_slot(where)] = {where, same->second};
                 return same->second;
             }
             id = ++site_count_;
@@ -316,8 +321,7 @@ private:
             append_varint(scratch_, function);
             emit(format::rec_site);
         }
-        last_site_ = where;
-        last_site_id_ = id;
+        site_cache_[site_slot(where)] = {where, id};
         return id;
     }
 
@@ -360,19 +364,17 @@ private:
         return e;
     }
 
-    void event(const record& r, format::event_tag tag) {
-        thread_entry& t = (r.thread->id == batch_thread_ && !renamed(*r.thread)) ? *batch_entry_ : thread(*r.thread);
-        const std::uint64_t site = site_id(r.where);
-        if (batch_thread_ != r.thread->id) {
-            close_batch();
-            batch_thread_ = r.thread->id;
-            batch_entry_ = &t;
-            batch_size_ = static_cast<std::size_t>(format::put_varint(batch_.data(), r.thread->id) - batch_.data());
-        }
+    // Appends an event to the open EVENTS record. Inline for the common case
+    // (the record's thread, not renamed, a site in the cache); open_event
+    // does the rest first.
+    LOUPE_ALWAYS_INLINE void event(const record& r, format::event_tag tag) {
+        const cached_site& site = site_cache_[site_slot(r.where)];
+        if (LOUPE_UNLIKELY(r.thread->id != batch_thread_ || site.where != r.where || renamed(*r.thread))) open_event(r);
+        thread_entry& t = *batch_entry_;
         unsigned char* const start = batch_.data() + batch_size_;  // room: see batch_
         unsigned char* p = start;
         *p++ = tag;
-        p = format::put_varint(p, site);
+        p = format::put_varint(p, site.id);
         p = format::put_varint(p, format::zigzag(static_cast<std::int64_t>(r.begin_ns - t.base_ns)));
         if (tag == format::ev_zone) p = format::put_varint(p, r.end_ns - r.begin_ns);
         if (tag == format::ev_counter) p = format::put_f64(p, r.value);
@@ -382,6 +384,20 @@ private:
         if (r.metric_count != 0) zone_metrics(r);
         if (r.method && tag == format::ev_zone) return method_call_record(r);
         if (batch_size_ >= max_batch_bytes) close_batch();
+    }
+
+    // Defines the event's thread and site where needed (records before the
+    // EVENTS record) and opens the thread's EVENTS record: then the site is
+    // in the cache and batch_entry_ is the thread's.
+    LOUPE_NOINLINE void open_event(const record& r) {
+        thread_entry& t = (r.thread->id == batch_thread_ && !renamed(*r.thread)) ? *batch_entry_ : thread(*r.thread);
+        site_id(r.where);
+        if (batch_thread_ != r.thread->id) {
+            close_batch();
+            batch_thread_ = r.thread->id;
+            batch_entry_ = &t;
+            batch_size_ = static_cast<std::size_t>(format::put_varint(batch_.data(), r.thread->id) - batch_.data());
+        }
     }
 
     bool renamed(const thread_info& t) const noexcept { return batch_entry_->name_version != t.name_version; }
@@ -522,8 +538,14 @@ private:
     std::unordered_map<std::uint64_t, thread_entry> threads_;
     std::unordered_set<std::uint64_t> resources_;
     std::unordered_map<std::uint32_t, std::pair<std::string, std::string>> specs_;  // index -> (text, name) written
-    const site* last_site_ = nullptr;
-    std::uint64_t last_site_id_ = 0;
+    // Site ids of recently seen sites, direct-mapped by address: the events
+    // of a handful of nested zones find theirs without a hash lookup.
+    struct cached_site {
+        const site* where = nullptr;
+        std::uint64_t id = 0;
+    };
+    static constexpr unsigned site_cache_bits = 8;
+    std::array<cached_site, std::size_t{1} << site_cache_bits> site_cache_{};
     std::uint64_t start_ns_ = 0;
     std::uint64_t events_written_ = 0;
     std::uint64_t events_dropped_ = 0;
