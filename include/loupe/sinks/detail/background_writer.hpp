@@ -2,7 +2,7 @@
 // buffers of encoded bytes and goes back to the rings; the thread appends
 // them to the file. While the disk makes write(2) wait (dirty-page
 // throttling, a slow device, a full pipe), the collector keeps draining the
-// rings instead of waiting with it, so the hosts' events are not dropped
+// rings instead of waiting with it, so the host's events are not dropped
 // for a stall that the queue can hold.
 //
 // Bounded: at most `max_queued_bytes` wait, the buffer being written
