@@ -42,6 +42,15 @@ TEST(CliControlFork, PsStartSetStopAgainstARunningProcess) {
     ASSERT_EQ(status.status, 0) << status.err;
     EXPECT_NE(status.out.find("alice  running"), std::string::npos) << status.out;
 
+    // --memory-budget reaches the process, which checks it.
+    const run_result budget = run_loupe_in(runtime.path(), "start " + pid + " --name fixed --memory-budget 0 -o fixed.loupe");
+    EXPECT_EQ(budget.status, 0) << budget.err;
+    EXPECT_EQ(run_loupe_in(runtime.path(), "stop " + pid + " fixed").status, 0);
+    const run_result bad_budget =
+        run_loupe_in(runtime.path(), "start " + pid + " --name over --memory-budget 12x -o over.loupe");
+    EXPECT_EQ(bad_budget.status, 1);
+    EXPECT_NE(bad_budget.err.find("memory_budget '12x'"), std::string::npos) << bad_budget.err;
+
     const run_result bad_set = run_loupe_in(runtime.path(), "set " + pid + " alice --filter 'user =='");
     EXPECT_EQ(bad_set.status, 1);
     EXPECT_NE(bad_set.err.find("loupe: process " + pid + ": "), std::string::npos) << bad_set.err;

@@ -167,7 +167,7 @@ int main(int argc, char** argv) {
     seeds::write_text(out / "control" / "request_start", 0,
                       "start name=alice; kinds=zones,io,methods; filter=\"user == \\\"alice\\\"\"; "
                       "params=\"method=f(int); param=1\\nmethod=g(); data=cpu\"; metrics=cpu_time,alloc_bytes; "
-                      "ring_bytes=65536; overflow=block; output=sub/alice.loupe; duration_ms=10000; "
+                      "ring_bytes=65536; memory_budget=0; overflow=block; output=sub/alice.loupe; duration_ms=10000; "
                       "otlp=\"http://127.0.0.1:4318/v1/traces\"");
     seeds::write_text(out / "control" / "request_set", 0, "set alice filter=\"app in [\\\"shop\\\"]\"; params=\"\"");
     seeds::write_text(out / "control" / "request_stop", 0, "stop alice");

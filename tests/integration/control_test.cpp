@@ -189,6 +189,26 @@ TEST(ControlEndpoint, StartSetStopRecordsOnlyTheFilteredUserWhileTheSessionRuns)
     expect_error(ep.ask("set nosuch filter=\"\""), "no session named 'nosuch'");
 }
 
+// ring_bytes and memory_budget reach the session; list shows what each
+// session runs with (the defaults when the request named none).
+TEST(ControlEndpoint, StartTakesTheRingSizeAndTheMemoryBudget) {
+    endpoint_fixture ep("control_budget");
+    ASSERT_TRUE(ep.ask("start name=fixed; ring_bytes=4096; memory_budget=0").flag("ok"));
+    ASSERT_TRUE(ep.ask("start name=defaults").flag("ok"));
+    const json_value list = ep.ask("list");
+    const json_value* sessions = list.find("sessions");
+    ASSERT_NE(sessions, nullptr);
+    ASSERT_EQ(sessions->items.size(), 2u);
+    EXPECT_EQ(sessions->items[0].str("name"), "fixed");
+    EXPECT_EQ(sessions->items[0].u64("ring_bytes"), 4096u);
+    EXPECT_EQ(sessions->items[0].u64("memory_budget"), 0u);
+    const loupe::session_config defaults;
+    EXPECT_EQ(sessions->items[1].u64("ring_bytes"), defaults.ring_bytes);
+    EXPECT_EQ(sessions->items[1].u64("memory_budget"), defaults.memory_budget);
+    EXPECT_TRUE(ep.ask("stop fixed").flag("ok"));
+    EXPECT_TRUE(ep.ask("stop defaults").flag("ok"));
+}
+
 // start ...; otlp=URL also sends the session to a collector, as the service
 // the process's peers call it (listen_options::names) when OTEL_SERVICE_NAME
 // does not name it; the replies carry the URL and the counts.
@@ -253,6 +273,9 @@ TEST(ControlEndpoint, BadRequestsGetAOneLineErrorAndTheSessionsGoOn) {
     expect_error(ep.ask("start name=x; kind=zones"), "column 15: unknown key 'kind'");
     expect_error(ep.ask("start name=x; kinds=zones,sparks"), "unknown kind 'sparks'");
     expect_error(ep.ask("start name=x; ring_bytes=12ab"), "ring_bytes '12ab'");
+    expect_error(ep.ask("start name=x; memory_budget=-1"), "column 29: memory_budget '-1': expected a number");
+    expect_error(ep.ask("start name=x; memory_budget=1099511627777"),
+                 "memory_budget '1099511627777' is out of range: expected 0 to 1099511627776");
     expect_error(ep.ask("start name=x; overflow=maybe"), "overflow 'maybe': expected drop or block");
     expect_error(ep.ask("start name=x; filter=\"user == \\\"a"), "the quote opened here is not closed");
     expect_error(ep.ask("start name=keep"), "a session named 'keep' is running");
@@ -394,7 +417,7 @@ TEST(ControlEndpoint, RandomAndMutatedRequestsLeaveNoCrashAndNoDescriptor) {
             "set j filter=\"user ~ \\\"a*\\\"\"",
             "stop j",
             "start name=k; params=\"method=f(); param=1\\nx\"",
-            "start output=o.loupe; metrics=cpu_time; ring_bytes=4096; overflow=block"};
+            "start output=o.loupe; metrics=cpu_time; ring_bytes=4096; memory_budget=0; overflow=block"};
         std::mt19937 rng(2026);
         std::size_t replies = 0;
         for (int i = 0; i < 1000; ++i) {

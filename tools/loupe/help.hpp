@@ -149,8 +149,8 @@ inline const char* const ps_help =
 
 inline const char* const start_help =
     "usage: loupe start PID -o FILE [--name N] [--kinds K] [--filter F] [--params FILE]\n"
-    "                   [--task-rules R] [--metrics M] [--ring-bytes N] [--overflow drop|block]\n"
-    "                   [--otlp URL] [--for DURATION]\n"
+    "                   [--task-rules R] [--metrics M] [--ring-bytes N] [--memory-budget N]\n"
+    "                   [--overflow drop|block] [--otlp URL] [--for DURATION]\n"
     "\n"
     "Starts a session in process PID, which writes the trace to FILE (and with --otlp\n"
     "sends its spans to an OpenTelemetry collector while it runs).\n"
@@ -165,6 +165,8 @@ inline const char* const start_help =
     "  --task-rules R   which outgoing calls carry the task's context, e.g. 'tag peer=inventory*'\n"
     "  --metrics M      metrics per zone, comma-separated (e.g. cpu_time,alloc_bytes)\n"
     "  --ring-bytes N   per-thread ring size\n"
+    "  --memory-budget N  bytes the session's rings may grow to in all (default 64 MiB;\n"
+    "                   0: rings never grow)\n"
     "  --overflow P     drop (default) or block when a ring is full\n"
     "  --otlp URL       also send the spans, 2-4 s after they end, to this OTLP/HTTP endpoint\n"
     "                   (e.g. http://127.0.0.1:4318/v1/traces; the process's OTEL_EXPORTER_OTLP_HEADERS,\n"
@@ -195,7 +197,8 @@ inline const char* const status_help =
 inline const char* const record_help =
     "usage: loupe record --pids PID,PID,... --for DURATION -o DIR [--name N] [--kinds K]\n"
     "                    [--filter F] [--params FILE] [--task-rules R] [--metrics M]\n"
-    "                    [--ring-bytes N] [--overflow drop|block] [--otlp URL] [--progress]\n"
+    "                    [--ring-bytes N] [--memory-budget N] [--overflow drop|block] [--otlp URL]\n"
+    "                    [--progress]\n"
     "\n"
     "Starts one session (the same options in each) in every process named, one after the\n"
     "other as fast as they answer, stops them together after DURATION and copies their\n"

@@ -409,7 +409,7 @@ inline int run_remote(int argc, char** argv) {
     using namespace remote_detail;
     std::string command;
     std::vector<std::pair<std::string, int>> positional;
-    std::string name, kinds, filter, params_file, metrics, output, ring_bytes, overflow, task_rules, otlp;
+    std::string name, kinds, filter, params_file, metrics, output, ring_bytes, memory_budget, overflow, task_rules, otlp;
     int params_at = 0;
     std::uint64_t for_ms = 0;
     bool has_filter = false, has_rules = false, progress = false;
@@ -437,6 +437,8 @@ inline int run_remote(int argc, char** argv) {
             metrics = value("metric names (e.g. cpu_time)");
         else if (arg == "--ring-bytes")
             ring_bytes = value("a number of bytes");
+        else if (arg == "--memory-budget")
+            memory_budget = value("a number of bytes (0: rings never grow)");
         else if (arg == "--overflow")
             overflow = value("drop or block");
         else if (arg == "--otlp") {
@@ -464,12 +466,13 @@ inline int run_remote(int argc, char** argv) {
             positional.emplace_back(arg, i);
     }
     const bool start_options = !name.empty() || !kinds.empty() || !metrics.empty() || !output.empty() ||
-                               !ring_bytes.empty() || !overflow.empty() || for_ms != 0 || !otlp.empty();
+                               !ring_bytes.empty() || !memory_budget.empty() || !overflow.empty() || for_ms != 0 ||
+                               !otlp.empty();
     const bool starts = command == "start" || command == "record";
     if (!starts && start_options) {
         throw remote_usage{
-            "--name, --kinds, --metrics, --ring-bytes, --overflow, --otlp, --for and -o apply to 'start' and 'record' "
-            "only"};
+            "--name, --kinds, --metrics, --ring-bytes, --memory-budget, --overflow, --otlp, --for and -o apply to "
+            "'start' and 'record' only"};
     }
     if (!starts && command != "set" && (has_filter || has_rules || !params_file.empty())) {
         throw remote_usage{"--filter, --task-rules and --params apply to 'start', 'record' and 'set' only"};
@@ -485,6 +488,7 @@ inline int run_remote(int argc, char** argv) {
     if (!kinds.empty()) session_options += "; kinds=" + loupe::remote::quote_value(kinds);
     if (!metrics.empty()) session_options += "; metrics=" + loupe::remote::quote_value(metrics);
     if (!ring_bytes.empty()) session_options += "; ring_bytes=" + loupe::remote::quote_value(ring_bytes);
+    if (!memory_budget.empty()) session_options += "; memory_budget=" + loupe::remote::quote_value(memory_budget);
     if (!overflow.empty()) session_options += "; overflow=" + loupe::remote::quote_value(overflow);
     if (!otlp.empty()) session_options += "; otlp=" + loupe::remote::quote_value(otlp);
     if (command == "record") {

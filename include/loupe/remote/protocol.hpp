@@ -40,6 +40,8 @@ inline constexpr std::size_t max_request_bytes = 64 * 1024;
 inline constexpr std::size_t max_session_name = 64;
 /// Longest `duration_ms` (7 days).
 inline constexpr std::uint64_t max_duration_ms = 7ull * 24 * 3600 * 1000;
+/// Largest `memory_budget` (1 TiB).
+inline constexpr std::uint64_t max_memory_budget = std::uint64_t{1} << 40;
 
 /// A request that could not be parsed: `column` is 1-based in the line (0
 /// when the whole line is at fault).
@@ -63,6 +65,8 @@ struct start_request {
     std::string task_rules;  ///< which calls carry the task's context (core/task_rules.hpp)
     std::vector<std::string> metrics;
     std::size_t ring_bytes = 0;     ///< 0: the session default
+    bool set_memory_budget = false;  ///< memory_budget= given
+    std::uint64_t memory_budget = 0;  ///< with set_memory_budget (0: rings never grow)
     bool overflow_block = false;    ///< overflow=block
     std::string output;             ///< empty: `<name>.loupe`
     std::uint64_t duration_ms = 0;  ///< 0: until `stop`
@@ -259,13 +263,13 @@ inline void parse_config(line_cursor& c, request& r, bool for_set) {
         if (c.done() || c.peek() != '=') c.fail(key_at, "expected key=value, found '" + key + "' without '='");
         ++c.pos;
         const bool known = key == "name" || key == "kinds" || key == "filter" || key == "params" || key == "metrics" ||
-                           key == "ring_bytes" || key == "overflow" || key == "output" || key == "duration_ms" ||
-                           key == "task_rules" || key == "otlp";
+                           key == "ring_bytes" || key == "memory_budget" || key == "overflow" || key == "output" ||
+                           key == "duration_ms" || key == "task_rules" || key == "otlp";
         if (!known || (for_set && key != "filter" && key != "params" && key != "task_rules")) {
             c.fail(key_at, "unknown key '" + key + "'; expected " +
                                (for_set ? std::string("filter, params or task_rules")
                                         : std::string("name, kinds, filter, params, task_rules, metrics, ring_bytes, "
-                                                      "overflow, output, duration_ms or otlp")));
+                                                      "memory_budget, overflow, output, duration_ms or otlp")));
         }
         for (const std::string& k : seen) {
             if (k == key) c.fail(key_at, "key '" + key + "' given twice");
@@ -297,6 +301,9 @@ inline void parse_config(line_cursor& c, request& r, bool for_set) {
             }
         } else if (key == "ring_bytes") {
             s.ring_bytes = static_cast<std::size_t>(parse_number(c, value_at, key, value, 256, std::uint64_t{1} << 32));
+        } else if (key == "memory_budget") {
+            s.memory_budget = parse_number(c, value_at, key, value, 0, max_memory_budget);
+            s.set_memory_budget = true;
         } else if (key == "overflow") {
             if (value != "drop" && value != "block") {
                 c.fail(value_at, "overflow '" + value + "': expected drop or block");

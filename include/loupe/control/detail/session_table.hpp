@@ -40,6 +40,8 @@ struct controlled_session {
     std::string output;
     std::string filter;
     std::string task_rules;
+    std::size_t ring_bytes = 0;     // the session's, as started
+    std::size_t memory_budget = 0;  // the session's, as started
     std::shared_ptr<sinks::otlp_http_sink> otlp;  // start's otlp=, or null
     loupe::session handle;
     bool running = true;
@@ -225,6 +227,8 @@ private:
             json::append_string(out, s->filter);
             out += ",\"task_rules\":";
             json::append_string(out, s->task_rules);
+            out += ",\"ring_bytes\":" + json::number(s->ring_bytes);
+            out += ",\"memory_budget\":" + json::number(s->memory_budget);
             add_stats(out, s->running ? s->handle.stats() : s->final_stats);
             add_otlp(out, *s);
             out += '}';
@@ -274,6 +278,7 @@ private:
         cfg.task_rules = req.task_rules;
         cfg.metrics = req.metrics;
         if (req.ring_bytes != 0) cfg.ring_bytes = req.ring_bytes;
+        if (req.set_memory_budget) cfg.memory_budget = static_cast<std::size_t>(req.memory_budget);
         cfg.overflow = req.overflow_block ? overflow_policy::block : overflow_policy::drop;
         cfg.sinks = {std::make_shared<sinks::file_sink>(output)};
         std::shared_ptr<sinks::otlp_http_sink> otlp;
@@ -293,6 +298,8 @@ private:
         }
         if (existing == nullptr) make_room();
         auto entry = std::make_unique<controlled_session>();
+        entry->ring_bytes = cfg.ring_bytes;
+        entry->memory_budget = cfg.memory_budget;
         entry->handle = loupe::start_session(std::move(cfg));  // throws loupe::error naming the field
         entry->name = name;
         entry->output = output;
