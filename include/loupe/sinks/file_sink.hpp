@@ -26,7 +26,7 @@ namespace loupe::sinks {
 /// collector: up to `queue_bytes` (default 16 MiB, about 4 M zones) wait
 /// for it, and only beyond that does the collector wait too (and the rings
 /// fill). `close` waits until everything is written. The thread starts
-/// with the first full buffer and ends with `close`.
+/// with the first hand-over and ends with `close`.
 /// A write error (disk full, I/O error) throws on the collector thread at
 /// its next hand-over or at `close`, where loupe reports it once and counts
 /// the records it could not deliver; the host never sees it.
