@@ -82,7 +82,7 @@ public:
 
     const std::string& path() const noexcept { return file_.path(); }
     /// Bytes written to the file so far (by the writer thread). Any thread.
-    std::uint64_t bytes_written() const noexcept { return writer_.written(); }
+    std::uint64_t bytes_written() const noexcept { return file_.written(); }
     /// The writer thread's time on CPU so far, in ns (counted when it ends,
     /// at `close`). Any thread.
     std::uint64_t writer_cpu_ns() const noexcept { return writer_.cpu_ns(); }

@@ -22,7 +22,7 @@
 // the child must not hand over to a writer its parent started.
 //
 // Thread-safety: hand_over, finish and the destructor from one thread at a
-// time (the collector); written() from any thread.
+// time (the collector); cpu_ns() from any thread.
 #pragma once
 
 #include <pthread.h>
@@ -69,22 +69,21 @@ public:
     /// full. Throws loupe::error when an earlier append failed.
     void hand_over(buffer& bytes) {
         std::unique_lock<std::mutex> lock(mutex_);
+        room_.wait(lock, [&] { return queued_bytes_ == 0 || queued_bytes_ + bytes.size() <= max_queued_ || failed_; });
         if (failed_) bytes.clear();  // nowhere to go: the sink counts what it cannot deliver
         throw_if_failed_locked();
         if (bytes.empty()) return;
-        room_.wait(lock, [&] { return queued_bytes_ == 0 || queued_bytes_ + bytes.size() <= max_queued_ || failed_; });
-        throw_if_failed_locked();
         const std::size_t size = bytes.size();
         queue_.push_back(std::move(bytes));
         queued_bytes_ += size;
         bytes = take_spare_locked();
         if (!thread_.joinable() && !writes_here_) start_locked();
-        if (writes_here_) {
-            write_queue_here(lock);
-            throw_if_failed_locked();
+        if (!writes_here_) {
+            work_.notify_one();
             return;
         }
-        work_.notify_one();
+        while (!queue_.empty()) write_front(lock);
+        throw_if_failed_locked();
     }
 
     /// Waits until everything handed over is written and ends the thread.
@@ -109,8 +108,6 @@ public:
         throw_if_failed_locked();
     }
 
-    /// Bytes appended to the file so far.
-    std::uint64_t written() const noexcept { return written_.load(std::memory_order_acquire); }
     /// The writer threads' time on CPU, in ns, counted when each ends.
     std::uint64_t cpu_ns() const noexcept { return cpu_ns_.load(std::memory_order_acquire); }
 
@@ -143,10 +140,6 @@ private:
         }
     }
 
-    void write_queue_here(std::unique_lock<std::mutex>& lock) noexcept {
-        while (!queue_.empty()) write_front(lock);
-    }
-
     // Appends the queue's first buffer with the lock released.
     void write_front(std::unique_lock<std::mutex>& lock) noexcept {
         buffer bytes = std::move(queue_.front());
@@ -163,7 +156,6 @@ private:
             } catch (...) {  // no memory for the text: throw_if_failed_locked says "write failed"
             }
         }
-        written_.store(file_.written(), std::memory_order_release);
         const std::size_t size = bytes.size();
         bytes.clear();
         lock.lock();
@@ -206,7 +198,6 @@ private:
     bool failed_ = false;
     bool writes_here_ = false;
     std::string error_;
-    std::atomic<std::uint64_t> written_{0};
     std::atomic<std::uint64_t> cpu_ns_{0};
     pid_t owner_pid_ = 0;
     std::thread thread_;

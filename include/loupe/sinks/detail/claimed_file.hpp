@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstddef>
 #include <cstdint>
@@ -75,14 +76,16 @@ public:
             }
             truncate_ = false;
         }
-        const int err = write_all(fd_, data, size, written_);
+        std::uint64_t done = written_.load(std::memory_order_relaxed);
+        const int err = write_all(fd_, data, size, done);
+        written_.store(done, std::memory_order_release);
         if (err != 0) {
-            throw error("'" + path_ + "': write failed after " + std::to_string(written_) + " bytes: " + std::strerror(err));
+            throw error("'" + path_ + "': write failed after " + std::to_string(done) + " bytes: " + std::strerror(err));
         }
     }
 
-    /// Bytes appended so far.
-    std::uint64_t written() const noexcept { return written_; }
+    /// Bytes appended so far. Any thread.
+    std::uint64_t written() const noexcept { return written_.load(std::memory_order_acquire); }
 
     /// Replaces the file's contents with `size` bytes at once: they are
     /// written to a temporary file beside it (PATH.PID.tmp), which is then
@@ -108,7 +111,7 @@ public:
             ::unlink(temporary.c_str());
             throw error("cannot replace '" + path_ + "': " + std::strerror(err));
         }
-        written_ = size;
+        written_.store(size, std::memory_order_release);
         truncate_ = false;
     }
 
@@ -157,7 +160,7 @@ private:
     std::mutex mutex_;
     int claims_ = 0;
     int fd_ = -1;
-    std::uint64_t written_ = 0;
+    std::atomic<std::uint64_t> written_{0};
     bool created_ = false;
     bool truncate_ = false;
 };
