@@ -55,7 +55,7 @@ class field_scope {
 public:
     field_scope(context_field f, std::string_view value) noexcept
         : token_(detail::push_field(static_cast<unsigned>(f) % context_field_count, value)) {}
-    LOUPE_ALWAYS_INLINE ~field_scope() { detail::pop_context(token_); }
+    LOUPE_ALWAYS_INLINE ~field_scope() { detail::pop_field(token_); }
     field_scope(const field_scope&) = delete;
     field_scope& operator=(const field_scope&) = delete;
     static void* operator new(std::size_t) = delete;
@@ -74,22 +74,23 @@ private:
 class context_scope {
 public:
     context_scope(std::initializer_list<std::pair<context_field, std::string_view>> fields) noexcept {
-        std::string_view values[context_field_count];
+        detail::context_values values;
         std::uint8_t mask = 0;
         for (const auto& [f, v] : fields) {
-            values[static_cast<unsigned>(f)] = v;
-            mask = static_cast<std::uint8_t>(mask | (1u << static_cast<unsigned>(f)));
+            const unsigned i = static_cast<unsigned>(f) % context_field_count;
+            values.set(i, v);
+            mask = static_cast<std::uint8_t>(mask | (1u << i));
         }
-        token_ = detail::push_context(mask, values);
+        token_ = detail::push_context(mask, &values);
     }
     explicit context_scope(const context& adopted) noexcept {
-        std::string_view values[context_field_count];
+        detail::context_values values;
         std::uint8_t truncated = 0;
         for (unsigned i = 0; i < context_field_count; ++i) {
-            values[i] = adopted.get(static_cast<context_field>(i));
+            values.set(i, adopted.get(static_cast<context_field>(i)));
             if (adopted.truncated(static_cast<context_field>(i))) truncated = static_cast<std::uint8_t>(truncated | (1u << i));
         }
-        token_ = detail::push_context(detail::task_bit | (detail::task_bit - 1u), values, truncated, &adopted.task());
+        token_ = detail::push_context(detail::task_bit | (detail::task_bit - 1u), &values, truncated, &adopted.task());
     }
     LOUPE_ALWAYS_INLINE ~context_scope() { detail::pop_context(token_); }
     context_scope(const context_scope&) = delete;

@@ -36,8 +36,9 @@ struct metric_plan;  // core/zone_metrics.hpp
 
 enum class push_outcome { pushed, no_ring, full };
 
-/// The runtime's slow paths. Each starts as a stand-in that records nothing
-/// (no runtime: nothing can be armed) and is replaced by the runtime.
+/// The runtime's slow paths. Each is null until the runtime fills it (no
+/// runtime: nothing can be armed); the wrappers below treat null as "nothing
+/// recorded", so a file that only instruments compiles no stand-ins.
 struct recorder_hooks {
     /// Re-evaluates which sessions record the calling thread (its epoch is stale).
     std::atomic<std::uint64_t (*)(thread_state&, site_kind) noexcept> refresh_sessions;
@@ -60,26 +61,10 @@ struct recorder_hooks {
         tagging;
 };
 
-namespace no_runtime {
-// Reached only if a thread saw a session armed before it saw the runtime's
-// hooks: the event is treated as one that came before the session started.
-inline std::uint64_t refresh_sessions(thread_state&, site_kind) noexcept { return 0; }
-inline push_outcome push_records(thread_state&, std::uint64_t, const raw_record*, std::size_t) noexcept {
-    return push_outcome::no_ring;
-}
-inline void count_lost(thread_state&, push_outcome, std::uint64_t) noexcept {}
-inline const metric_plan* enter_zone_metrics(const metric_plan*) noexcept { return nullptr; }
-inline void push_zone_with_metrics(const site*, std::uint64_t, std::uint64_t, const metric_plan&) noexcept {}
-inline std::uint64_t tagging(std::uint64_t sessions, std::string_view, std::string_view) noexcept { return sessions; }
-}  // namespace no_runtime
-
 /// One table per process (default visibility: shared libraries share it).
-LOUPE_API inline recorder_hooks g_recorder{{&no_runtime::refresh_sessions},
-                                           {&no_runtime::push_records},
-                                           {&no_runtime::count_lost},
-                                           {&no_runtime::enter_zone_metrics},
-                                           {&no_runtime::push_zone_with_metrics},
-                                           {&no_runtime::tagging}};
+/// A thread that sees a session armed before it sees the runtime's hooks
+/// treats its event as one that came before the session started.
+LOUPE_API inline recorder_hooks g_recorder{};
 
 /// Session slots whose task rules (core/task_rules.hpp) may leave a call
 /// untagged: only calls recorded for one of them ask recorder_hooks::tagging.
@@ -137,7 +122,8 @@ LOUPE_ALWAYS_INLINE std::uint32_t armed() noexcept { return g_hot.armed.load(std
 
 // Out of line, so that every call site stays one call.
 LOUPE_NOINLINE inline std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) noexcept {
-    return g_recorder.refresh_sessions.load(std::memory_order_acquire)(ts, kind);
+    const auto f = g_recorder.refresh_sessions.load(std::memory_order_acquire);
+    return f ? f(ts, kind) : 0;
 }
 
 /// The session slots that want events of `kind` from this thread (0: none).
@@ -149,20 +135,30 @@ LOUPE_ALWAYS_INLINE std::uint64_t sessions_for(site_kind kind) noexcept {
     return ts.sessions_by_kind[static_cast<unsigned>(kind)];
 }
 
+// Out of line, so that a site inlines only the TSC read: CLOCK_MONOTONIC
+// when the TSC is not usable.
+LOUPE_NOINLINE inline std::uint64_t steady_ticks() noexcept { return steady_ns(); }
+
 LOUPE_ALWAYS_INLINE std::uint64_t read_ticks() noexcept {
-    return LOUPE_LIKELY(g_hot.use_tsc.load(std::memory_order_relaxed)) ? tick_clock::rdtsc() : steady_ns();
+    return LOUPE_LIKELY(g_hot.use_tsc.load(std::memory_order_relaxed)) ? tick_clock::rdtsc() : steady_ticks();
 }
 
 /// Counts one event of `sessions` that was not pushed (`outcome`).
 inline void count_lost(thread_state& ts, push_outcome outcome, std::uint64_t sessions) noexcept {
-    g_recorder.count_lost.load(std::memory_order_acquire)(ts, outcome, sessions);
+    if (const auto f = g_recorder.count_lost.load(std::memory_order_acquire)) f(ts, outcome, sessions);
 }
 
-/// Pushes `n` records as one unit (see recorder_hooks::push_records) and
-/// counts the event as lost for `sessions` when it could not be pushed.
-/// Returns true when it was pushed.
+/// Pushes `n` records as one unit (see recorder_hooks::push_records).
+inline push_outcome push_records(thread_state& ts, std::uint64_t sessions, const raw_record* unit,
+                                 std::size_t n) noexcept {
+    const auto f = g_recorder.push_records.load(std::memory_order_acquire);
+    return f ? f(ts, sessions, unit, n) : push_outcome::no_ring;
+}
+
+/// Pushes `n` records as one unit and counts the event as lost for
+/// `sessions` when it could not be pushed. Returns true when it was pushed.
 inline bool push_or_count(thread_state& ts, std::uint64_t sessions, const raw_record* unit, std::size_t n) noexcept {
-    const push_outcome outcome = g_recorder.push_records.load(std::memory_order_acquire)(ts, sessions, unit, n);
+    const push_outcome outcome = push_records(ts, sessions, unit, n);
     if (LOUPE_LIKELY(outcome == push_outcome::pushed)) return true;
     count_lost(ts, outcome, sessions);
     return false;
@@ -213,6 +209,14 @@ LOUPE_ALWAYS_INLINE void push(const site* where, std::uint64_t t0, std::uint64_t
     push_slow(where, t0, t1, sessions);
 }
 
+/// Of `sessions`, those whose task rules tag a call to `peer` named `name`.
+inline std::uint64_t tagging(std::uint64_t sessions, std::string_view peer, std::string_view name) noexcept {
+    const auto f = g_recorder.tagging.load(std::memory_order_acquire);
+    return f ? f(sessions, peer, name) : sessions;
+}
+
+// The two metric hooks need no null test: a thread has a metric plan only
+// from the runtime's refresh_sessions, installed after them.
 LOUPE_NOINLINE inline const metric_plan* enter_zone_metrics(const metric_plan* plan) noexcept {
     return g_recorder.enter_zone_metrics.load(std::memory_order_acquire)(plan);
 }

@@ -66,8 +66,8 @@ LOUPE_API inline thread_local flow_id_block t_flow_ids;
 inline constexpr std::uint64_t flow_id_block_size = 4096;
 
 /// A salt for this process: its pid, both clocks and an address (ASLR),
-/// mixed. Never 0.
-inline std::uint64_t make_flow_salt() noexcept {
+/// mixed. Never 0. Out of line: it runs once per process and per fork.
+LOUPE_COLD inline std::uint64_t make_flow_salt() noexcept {
     std::uint64_t x = mix64(wall_ns());
     x = mix64(x ^ steady_ns());
     x = mix64(x ^ reinterpret_cast<std::uintptr_t>(&g_flow_ids));

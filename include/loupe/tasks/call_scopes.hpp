@@ -158,7 +158,7 @@ private:
     LOUPE_NOINLINE void begin_recorded(const loupe::detail::task_slot& ambient, std::string_view peer,
                                        std::string_view name) noexcept {
         tagged_ = (sessions_ & loupe::detail::g_task_rules_slots.load(std::memory_order_acquire)) == 0 ||
-                  loupe::detail::g_recorder.tagging.load(std::memory_order_acquire)(sessions_, peer, name) != 0;
+                  loupe::detail::tagging(sessions_, peer, name) != 0;
         // An untagged call still gets ids: its records must name a task, and
         // a call the thread makes without one is the root of a local task.
         parent_span_ = ambient.span;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "loupe/core/detail/runtime_class.hpp"
+#include "loupe/core/unit_codec.hpp"
 #include "loupe/core/zone_arg.hpp"
 
 namespace loupe::detail {

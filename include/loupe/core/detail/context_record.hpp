@@ -13,6 +13,7 @@
 #include "loupe/base/context.hpp"
 #include "loupe/core/detail/context_state.hpp"
 #include "loupe/core/detail/ring.hpp"
+#include "loupe/core/unit_codec.hpp"
 
 namespace loupe::detail {
 

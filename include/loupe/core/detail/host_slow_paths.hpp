@@ -228,14 +228,16 @@ inline std::uint64_t runtime_tagging(std::uint64_t sessions, std::string_view pe
 }
 
 // Hands the recorder (core/recorder.hpp) the slow paths above. Called when
-// the runtime is made, before any session can arm.
+// the runtime is made, before any session can arm. refresh_sessions goes
+// last: a thread that got it also sees the others, and only it hands a
+// thread the metric plan that leads to the two metric hooks.
 inline void install_recorder_hooks() noexcept {
-    g_recorder.refresh_sessions.store(&runtime_refresh_sessions, std::memory_order_release);
     g_recorder.push_records.store(&runtime_push_records, std::memory_order_release);
     g_recorder.count_lost.store(&runtime_count_lost, std::memory_order_release);
     g_recorder.enter_zone_metrics.store(&read_zone_entry_metrics, std::memory_order_release);
     g_recorder.push_zone_with_metrics.store(&runtime_push_zone_with_metrics, std::memory_order_release);
     g_recorder.tagging.store(&runtime_tagging, std::memory_order_release);
+    g_recorder.refresh_sessions.store(&runtime_refresh_sessions, std::memory_order_release);
 }
 
 }  // namespace loupe::detail

@@ -16,7 +16,7 @@
 #include "loupe/core/detail/hot_state.hpp"
 #include "loupe/base/metric_types.hpp"
 #include "loupe/base/site.hpp"
-#include "loupe/core/unit_codec.hpp"
+#include "loupe/core/unit_marker.hpp"
 
 namespace loupe::detail {
 
@@ -331,7 +331,12 @@ private:
     // Producer only: true if `n` records fit after the head. A waiting frame
     // fails the first test (open_frame) and is set aside here, first.
     bool fits(std::size_t n) noexcept {
-        if (LOUPE_LIKELY(producer_head_ + n - cached_tail_ <= capacity_)) return true;
+        return LOUPE_LIKELY(producer_head_ + n - cached_tail_ <= capacity_) || fits_slow(n);
+    }
+    // fits() when the last tail seen says no: sets a waiting frame aside or
+    // looks at the collector's tail again. Out of line: every push site
+    // inlines fits(), so its rare part stays out of them.
+    LOUPE_NOINLINE bool fits_slow(std::size_t n) noexcept {
         if (LOUPE_UNLIKELY(frame_end_ != 0)) {
             set_frame_aside();
             if (producer_head_ + n - cached_tail_ <= capacity_) return true;

@@ -54,7 +54,7 @@ LOUPE_API inline thread_local announced_resource t_announced[announced_cache_siz
 inline bool push_io_resource(const io::handle_info& info, std::uint64_t sessions) noexcept {
     raw_record blob[max_io_resource_records];
     const std::size_t n = encode_io_resource(info, read_ticks(), sessions, blob);
-    return g_recorder.push_records.load(std::memory_order_acquire)(t_state, sessions, blob, n) == push_outcome::pushed;
+    return push_records(t_state, sessions, blob, n) == push_outcome::pushed;
 }
 
 /// Recording path, before an operation on `fd`: makes sure every session in
