@@ -134,7 +134,7 @@ struct context_values {
     }
 };
 
-/// Pushes a frame that sets the fields in `mask` to `values[field]`; fields in
+/// Pushes a frame that sets the fields in `mask` to their `values`; fields in
 /// `truncated` are flagged as cut even if they fit. With task_bit in `mask`,
 /// the frame also sets the task to `*task` (an invalid one: none).
 /// Out of line, its loops over the set fields only: every scope calls the
