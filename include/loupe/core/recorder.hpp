@@ -36,9 +36,11 @@ struct metric_plan;  // core/zone_metrics.hpp
 
 enum class push_outcome { pushed, no_ring, full };
 
-/// The runtime's slow paths. Each is null until the runtime fills it (no
-/// runtime: nothing can be armed); the wrappers below treat null as "nothing
-/// recorded", so a file that only instruments compiles no stand-ins.
+/// The runtime's slow paths, null until the runtime fills them (no runtime:
+/// nothing can be armed), so a file that only instruments compiles no
+/// stand-ins. Only refresh_sessions is tested for null: a thread has session
+/// slots and a metric plan only from the runtime's refresh_sessions, which
+/// the runtime installs last, so whoever reaches another hook sees it set.
 struct recorder_hooks {
     /// Re-evaluates which sessions record the calling thread (its epoch is stale).
     std::atomic<std::uint64_t (*)(thread_state&, site_kind) noexcept> refresh_sessions;
@@ -62,8 +64,6 @@ struct recorder_hooks {
 };
 
 /// One table per process (default visibility: shared libraries share it).
-/// A thread that sees a session armed before it sees the runtime's hooks
-/// treats its event as one that came before the session started.
 LOUPE_API inline recorder_hooks g_recorder{};
 
 /// Session slots whose task rules (core/task_rules.hpp) may leave a call
@@ -120,7 +120,9 @@ inline constexpr fork_step clock_fork_step{&clock_fork_prepare, &clock_fork_rele
 /// The kinds some active session records (the "armed?" test).
 LOUPE_ALWAYS_INLINE std::uint32_t armed() noexcept { return g_hot.armed.load(std::memory_order_relaxed); }
 
-// Out of line, so that every call site stays one call.
+// Out of line, so that every call site stays one call. A thread that sees
+// a session armed before it sees the runtime's hooks treats its event as one
+// that came before the session started.
 LOUPE_NOINLINE inline std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) noexcept {
     const auto f = g_recorder.refresh_sessions.load(std::memory_order_acquire);
     return f ? f(ts, kind) : 0;
@@ -145,14 +147,13 @@ LOUPE_ALWAYS_INLINE std::uint64_t read_ticks() noexcept {
 
 /// Counts one event of `sessions` that was not pushed (`outcome`).
 inline void count_lost(thread_state& ts, push_outcome outcome, std::uint64_t sessions) noexcept {
-    if (const auto f = g_recorder.count_lost.load(std::memory_order_acquire)) f(ts, outcome, sessions);
+    g_recorder.count_lost.load(std::memory_order_acquire)(ts, outcome, sessions);
 }
 
 /// Pushes `n` records as one unit (see recorder_hooks::push_records).
 inline push_outcome push_records(thread_state& ts, std::uint64_t sessions, const raw_record* unit,
                                  std::size_t n) noexcept {
-    const auto f = g_recorder.push_records.load(std::memory_order_acquire);
-    return f ? f(ts, sessions, unit, n) : push_outcome::no_ring;
+    return g_recorder.push_records.load(std::memory_order_acquire)(ts, sessions, unit, n);
 }
 
 /// Pushes `n` records as one unit and counts the event as lost for
@@ -211,12 +212,9 @@ LOUPE_ALWAYS_INLINE void push(const site* where, std::uint64_t t0, std::uint64_t
 
 /// Of `sessions`, those whose task rules tag a call to `peer` named `name`.
 inline std::uint64_t tagging(std::uint64_t sessions, std::string_view peer, std::string_view name) noexcept {
-    const auto f = g_recorder.tagging.load(std::memory_order_acquire);
-    return f ? f(sessions, peer, name) : sessions;
+    return g_recorder.tagging.load(std::memory_order_acquire)(sessions, peer, name);
 }
 
-// The two metric hooks need no null test: a thread has a metric plan only
-// from the runtime's refresh_sessions, installed after them.
 LOUPE_NOINLINE inline const metric_plan* enter_zone_metrics(const metric_plan* plan) noexcept {
     return g_recorder.enter_zone_metrics.load(std::memory_order_acquire)(plan);
 }

@@ -229,8 +229,9 @@ inline std::uint64_t runtime_tagging(std::uint64_t sessions, std::string_view pe
 
 // Hands the recorder (core/recorder.hpp) the slow paths above. Called when
 // the runtime is made, before any session can arm. refresh_sessions goes
-// last: a thread that got it also sees the others, and only it hands a
-// thread the metric plan that leads to the two metric hooks.
+// last: only it hands a thread session slots and a metric plan, the way to
+// every other hook, and a thread that got it sees the others set
+// (core/recorder.hpp tests none of them for null).
 inline void install_recorder_hooks() noexcept {
     g_recorder.push_records.store(&runtime_push_records, std::memory_order_release);
     g_recorder.count_lost.store(&runtime_count_lost, std::memory_order_release);
