@@ -25,22 +25,22 @@ namespace {
 
 namespace rep = loupe::report;
 
-constexpr std::uint64_t offset = 5'000'000;  // B's clock reads 5 ms more than A's
+constexpr std::uint64_t b_clock_offset = 5'000'000;  // B's clock reads 5 ms more than A's
 
 // A (host A) serves "GET /" and calls B (host B) for "/stock"; B's handler
 // runs a zone "lookup" and calls the database (not profiled) twice at once.
 std::vector<loupe::trace> two_processes(std::uint32_t pid_b = 200) {
     loupe_test::process_file a("frontend", 100, "boot-a", 1000, "hostA");
-    loupe_test::process_file b("inventory", pid_b, "boot-b", 1000 + offset, "hostB");
+    loupe_test::process_file b("inventory", pid_b, "boot-b", 1000 + b_clock_offset, "hostB");
     a.zone(1, "parse", 2000, 2500);
     a.server(0, 0x11, 0, 0xa1, 1500, 20000, "GET /");
     a.client(0, 0x11, 7, 0xa1, 3000, 9000, "/stock");
-    b.zone(2, "lookup", 3600 + offset, 8000 + offset);
-    b.server(0, 0x11, 7, 0xb1, 3500 + offset, 8500 + offset, "/stock", 2);
-    b.client(0, 0x11, 8, 0xb1, 4000 + offset, 7000 + offset, "SELECT 1", 2, "db");
-    b.client(0, 0x11, 9, 0xb1, 4500 + offset, 7500 + offset, "SELECT 2", 2, "db");
+    b.zone(2, "lookup", 3600 + b_clock_offset, 8000 + b_clock_offset);
+    b.server(0, 0x11, 7, 0xb1, 3500 + b_clock_offset, 8500 + b_clock_offset, "/stock", 2);
+    b.client(0, 0x11, 8, 0xb1, 4000 + b_clock_offset, 7000 + b_clock_offset, "SELECT 1", 2, "db");
+    b.client(0, 0x11, 9, 0xb1, 4500 + b_clock_offset, 7500 + b_clock_offset, "SELECT 2", 2, "db");
     a.zone(1, "render", 16000, 19000);
-    const std::vector<unsigned char> ab = a.finish(30000), bb = b.finish(30000 + offset);
+    const std::vector<unsigned char> ab = a.finish(30000), bb = b.finish(30000 + b_clock_offset);
     return {loupe::read_trace(ab.data(), ab.size()), loupe::read_trace(bb.data(), bb.size())};
 }
 
@@ -79,7 +79,7 @@ TEST(TaskSlices, CallsBecomeZonesInRecordOrderAndFlows) {
     EXPECT_EQ(b.slices, 3u);
     EXPECT_EQ(b.on_lanes, 1u);
     EXPECT_EQ(b.lanes, 1u);
-    const std::uint64_t o = offset;
+    const std::uint64_t o = b_clock_offset;
     EXPECT_EQ(zones_of(traces[1], 2),
               (std::vector<std::string>{"SELECT 1 \u2192 [db] " + std::to_string(4000 + o) + ".." + std::to_string(7000 + o),
                                         "lookup " + std::to_string(3600 + o) + ".." + std::to_string(8000 + o),
@@ -131,11 +131,11 @@ TEST(TaskSlices, PerfettoSetHasOneProcessPerTraceOnTheMergedTimeline) {
         }
     }
     const std::int64_t theta = f.alignment.domains[1].offset_ns;
-    EXPECT_LE(std::llabs(theta - static_cast<std::int64_t>(offset)), f.alignment.domains[1].uncertainty_ns);
+    EXPECT_LE(std::llabs(theta - static_cast<std::int64_t>(b_clock_offset)), f.alignment.domains[1].uncertainty_ns);
     const auto placed = [&](std::uint64_t recorded_on_b) { return recorded_on_b - static_cast<std::uint64_t>(theta); };
     EXPECT_EQ(slices["/stock \u2192 inventory"], std::make_pair(std::uint64_t{3000}, std::uint64_t{9000}));
-    EXPECT_EQ(slices["/stock \u2190 frontend"], std::make_pair(placed(3500 + offset), placed(8500 + offset)));
-    EXPECT_EQ(slices["lookup"], std::make_pair(placed(3600 + offset), placed(8000 + offset)));
+    EXPECT_EQ(slices["/stock \u2190 frontend"], std::make_pair(placed(3500 + b_clock_offset), placed(8500 + b_clock_offset)));
+    EXPECT_EQ(slices["lookup"], std::make_pair(placed(3600 + b_clock_offset), placed(8000 + b_clock_offset)));
     EXPECT_EQ(slices["GET /"], std::make_pair(std::uint64_t{1500}, std::uint64_t{20000}));
     ASSERT_EQ(flow_times.size(), 2u);
     for (const auto& [id, times] : flow_times) EXPECT_EQ(times.size(), 2u);
@@ -197,7 +197,7 @@ TEST(TaskSlices, ChromeJsonSetIsOneDocumentWithAPidPerTrace) {
     }
     EXPECT_EQ(pids, (std::set<double>{100.0, 100.0 + (1u << 22)}));
     const double theta = static_cast<double>(f.alignment.domains[1].offset_ns);
-    EXPECT_DOUBLE_EQ(lookup_ts, (3600.0 + offset - theta) / 1000.0);
+    EXPECT_DOUBLE_EQ(lookup_ts, (3600.0 + b_clock_offset - theta) / 1000.0);
     // Each of the two flows starts in one process ("s") and ends in the other ("f").
     std::size_t starts = 0, ends = 0;
     for (const auto& [key, ts] : flow_phases) {

@@ -1,7 +1,8 @@
 // The sink interface: where a session sends what it recorded.
 //
-// A sink receives one `record` view at a time, from the collector thread only,
-// never concurrently for one sink (so a sink needs no lock of its own unless
+// A sink receives `record` views, one at a time (`write`) or as a run of zones
+// (`write_batch`, optional), from the collector thread only, never
+// concurrently for one sink (so a sink needs no lock of its own unless
 // another thread reads what it stores). Records arrive in this order:
 // `session_begin`, then events, drop counts and context changes as they are
 // drained (a thread's context record comes before the events it applies to),
@@ -9,10 +10,12 @@
 // `open()` (and `abandon()` if the session did not start after all) runs on
 // the thread that starts the session.
 //
-// Pointers in a record are valid only during the `write` call; copy what you
-// keep. `site` pointers are the exception: they point at static call-site
+// Pointers in a record are valid only during the `write` (or `write_batch`)
+// call; copy what you keep. `site` pointers are the exception: they point at static call-site
 // metadata and stay valid while the program runs.
 #pragma once
+
+#include <cstddef>
 
 #include "loupe/base/record.hpp"
 
@@ -46,6 +49,23 @@ public:
     virtual void abandon() noexcept {}
     /// Consumes one record. Must not call back into loupe's session API.
     virtual void write(const record& r) = 0;
+    /// Consumes `count` records at once, in order, as `write` would one by
+    /// one; return true. The collector offers runs of plain zones this way
+    /// (up to `max_batch_records`, all of one thread and one session; other
+    /// records, and zones of a run it cannot send whole, come through
+    /// `write`). Overriding it saves a virtual call and the sink's per-record
+    /// set-up for each zone: it is what lets the collector keep up with
+    /// producers recording flat out. Default: returns false without taking
+    /// any, and the collector then calls `write` for each (and asks no more).
+    /// A sink that throws from here fails as from `write`, and every record
+    /// of the batch counts as undelivered.
+    virtual bool write_batch(const record* records, std::size_t count) {
+        static_cast<void>(records);
+        static_cast<void>(count);
+        return false;
+    }
+    /// The most records one `write_batch` call receives.
+    static constexpr std::size_t max_batch_records = 32;
     /// Pushes buffered data to its destination.
     virtual void flush() = 0;
     /// Flushes and releases the destination. Idempotent: later calls do nothing.

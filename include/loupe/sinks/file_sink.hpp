@@ -55,6 +55,11 @@ public:
         encoder_.encode(r);
         if (encoder_.bytes().size() >= buffer_bytes_) writer_.hand_over(encoder_.bytes());
     }
+    bool write_batch(const record* records, std::size_t count) override {
+        for (std::size_t i = 0; i < count; ++i) encoder_.encode(records[i]);
+        if (encoder_.bytes().size() >= buffer_bytes_) writer_.hand_over(encoder_.bytes());
+        return true;
+    }
 
     /// Hands what is buffered to the writer thread (does not wait for it).
     void flush() override {

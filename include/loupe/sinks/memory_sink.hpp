@@ -78,6 +78,42 @@ struct memory_event {
 class memory_sink final : public sink {
 public:
     void write(const record& r) override {
+        memory_event e = copy(r);
+        std::lock_guard<std::mutex> lock(mutex_);
+        events_.push_back(std::move(e));
+    }
+    bool write_batch(const record* records, std::size_t count) override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        for (std::size_t i = 0; i < count; ++i) events_.push_back(copy(records[i]));
+        return true;
+    }
+    void flush() override {}
+    void close() override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        closed_ = true;
+    }
+
+    /// A copy of everything received so far, in arrival order.
+    std::vector<memory_event> events() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return events_;
+    }
+    /// Everything received so far; the sink forgets it.
+    std::vector<memory_event> take() {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::vector<memory_event> out;
+        out.swap(events_);
+        return out;
+    }
+    /// True once the session that used the sink has stopped.
+    bool closed() const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        return closed_;
+    }
+
+private:
+    // The record as an event that owns its text.
+    static memory_event copy(const record& r) {
         memory_event e;
         e.kind = r.kind;
         e.session = std::string(r.session ? r.session->name : std::string_view{});
@@ -120,34 +156,8 @@ public:
             e.task_name = std::string(r.task->name);
             e.task.peer = e.task.name = {};
         }
-        std::lock_guard<std::mutex> lock(mutex_);
-        events_.push_back(std::move(e));
+        return e;
     }
-    void flush() override {}
-    void close() override {
-        std::lock_guard<std::mutex> lock(mutex_);
-        closed_ = true;
-    }
-
-    /// A copy of everything received so far, in arrival order.
-    std::vector<memory_event> events() const {
-        std::lock_guard<std::mutex> lock(mutex_);
-        return events_;
-    }
-    /// Everything received so far; the sink forgets it.
-    std::vector<memory_event> take() {
-        std::lock_guard<std::mutex> lock(mutex_);
-        std::vector<memory_event> out;
-        out.swap(events_);
-        return out;
-    }
-    /// True once the session that used the sink has stopped.
-    bool closed() const {
-        std::lock_guard<std::mutex> lock(mutex_);
-        return closed_;
-    }
-
-private:
     static void copy_method(const method_call& m, memory_event& e) {
         e.has_method = true;
         e.exceptional = m.exceptional;

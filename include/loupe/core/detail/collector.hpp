@@ -260,8 +260,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
     zone_argument arg;  // a numeric zone argument's view (rec.arg while it is sent)
     drain_result result;
     // Hands `rec` to each session of `targets` that started before `t0`, with
-    // the deltas held for it when `plan` is set. Small enough to be inlined
-    // into both paths below, where the zone path's null plan folds away.
+    // the deltas held for it when `plan` is set.
     const auto send_to_sessions = [&](std::uint64_t targets, std::uint64_t t0, const metric_plan* plan) {
         for (; targets != 0; targets &= targets - 1) {
             session_state& s = *live[__builtin_ctzll(targets)];
@@ -277,10 +276,56 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             s.send(rec);
         }
     };
-    // Every record but the common one below: unit headers and payloads,
-    // metric deltas and the zone they belong to, instants, counters, flows,
-    // zone arguments, records of a session newer than the snapshot. Out of
-    // line, so the drain loop keeps a plain zone's path short.
+    // The plain zones of known sessions at the start of `run` (most records
+    // of a busy ring), up to a batch: each session gets its share as one
+    // sink batch, or zone by zone when some of them are not its own (a stale
+    // slot bit: begun before the session started). Returns the zones taken.
+    const auto zone_run = [&](const raw_record* first, std::size_t run) -> std::size_t {
+        const std::size_t limit = std::min(run, sink::max_batch_records);
+        std::uint64_t every = ~std::uint64_t{0};  // sessions of all zones of the batch
+        std::uint64_t some = 0;                   // sessions of any of them
+        std::uint64_t oldest = first[0].t0;
+        std::size_t n = 0;
+        for (; n < limit; ++n) {
+            const raw_record& raw = first[n];
+            if (raw.where->kind != site_kind::zone || raw.where == &zone_metrics_marker ||
+                (raw.sessions & ~live_mask) != 0) {
+                break;
+            }
+            record& zone = zone_batch_[n];
+            zone.thread = &thread;
+            zone.where = raw.where;
+            zone.begin_ns = clock_.to_ns(raw.t0);
+            zone.end_ns = clock_.to_ns(raw.t1);
+            every &= raw.sessions;
+            some |= raw.sessions;
+            if (static_cast<std::int64_t>(raw.t0 - oldest) < 0) oldest = raw.t0;
+        }
+        for (std::uint64_t targets = some; targets != 0; targets &= targets - 1) {
+            const int slot = __builtin_ctzll(targets);
+            const std::uint64_t bit = std::uint64_t{1} << slot;
+            session_state& s = *live[slot];
+            if ((every & bit) != 0 && static_cast<std::int64_t>(oldest - s.start_ticks) >= 0) {
+                for (std::size_t k = 0; k < n; ++k) zone_batch_[k].session = &s.info;
+                collector_detail::bump(s.delivered, n);
+                s.send_batch(zone_batch_, n);
+                continue;
+            }
+            for (std::size_t k = 0; k < n; ++k) {
+                if ((first[k].sessions & bit) == 0 || static_cast<std::int64_t>(first[k].t0 - s.start_ticks) < 0) {
+                    continue;
+                }
+                zone_batch_[k].session = &s.info;
+                collector_detail::bump(s.delivered, 1);
+                s.send(zone_batch_[k]);
+            }
+        }
+        return n;
+    };
+    // Every record but a plain zone: unit headers and payloads, metric
+    // deltas and the zone they belong to, instants, counters, flows, zone
+    // arguments, records of a session newer than the snapshot. Out of line,
+    // so the drain loop keeps a plain zone's path short.
     auto general = [&](const raw_record& raw) LOUPE_NOINLINE -> bool {
         ring::pending_payload& pending = r.collector_payload;
         if (pending.received < pending.bytes) {  // payload of a multi-record unit: raw bytes
@@ -405,26 +450,10 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         return 1 + payload_records;
     };
     result.consumed = r.drain_runs([&](const raw_record* first, std::size_t run) -> std::size_t {
-        // Plain zones of known sessions (most records of a busy ring) in a
-        // tight loop, or a unit read where it lies. Anything else: the
-        // general way, one record at a time.
+        // A batch of plain zones, or a unit read where it lies. Anything
+        // else: the general way, one record at a time.
         if (LOUPE_LIKELY(between_units())) {
-            std::size_t zones = 0;
-            for (; zones < run; ++zones) {
-                const raw_record& raw = first[zones];
-                if (raw.where->kind != site_kind::zone || raw.where == &zone_metrics_marker ||
-                    (raw.sessions & ~live_mask) != 0) {
-                    break;
-                }
-                rec.where = raw.where;
-                rec.kind = record_kind::zone;
-                rec.begin_ns = clock_.to_ns(raw.t0);
-                rec.end_ns = clock_.to_ns(raw.t1);
-                rec.value = 0.0;
-                rec.flow_id = 0;
-                send_to_sessions(raw.sessions, raw.t0, nullptr);
-            }
-            if (zones != 0) return zones;
+            if (const std::size_t zones = zone_run(first, run)) return zones;
             if (first[0].where->kind == site_kind::unit) {
                 if (const std::size_t taken = unit_from_ring(first, run)) return taken;
             }

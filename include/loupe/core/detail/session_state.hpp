@@ -48,6 +48,7 @@ struct session_state {
     struct sink_slot {
         std::shared_ptr<sink> target;
         bool failed = false;
+        bool batches = true;  ///< takes write_batch (until it first declines)
     };
     std::vector<sink_slot> sinks;
     bool begun = false;
@@ -80,6 +81,33 @@ struct session_state {
             }
             if (!guarded(s, [&r](sink& k) { k.write(r); })) {
                 undelivered.fetch_add(1, std::memory_order_relaxed);
+            }
+        }
+    }
+
+    /// Collector thread: hands the `count` records at `rs` (zones, at most
+    /// sink::max_batch_records) to every sink that has not failed, as one
+    /// batch to a sink that takes batches and one by one to the others.
+    void send_batch(const record* rs, std::size_t count) noexcept {
+        for (auto& s : sinks) {
+            if (s.failed) {
+                undelivered.fetch_add(count, std::memory_order_relaxed);
+                continue;
+            }
+            if (s.batches) {
+                bool taken = false;
+                if (!guarded(s, [&](sink& k) { taken = k.write_batch(rs, count); })) {
+                    undelivered.fetch_add(count, std::memory_order_relaxed);
+                    continue;
+                }
+                if (taken) continue;
+                s.batches = false;
+            }
+            for (std::size_t i = 0; i < count; ++i) {
+                if (!guarded(s, [&](sink& k) { k.write(rs[i]); })) {
+                    undelivered.fetch_add(count - i, std::memory_order_relaxed);
+                    break;
+                }
             }
         }
     }
