@@ -1,5 +1,5 @@
-// Sinks that take runs of zones at once (sink::write_batch), sinks that
-// decline them, and sinks that fail in a batch.
+// Sinks that take runs of plain events at once (sink::write_batch), sinks
+// that decline them, and sinks that fail in a batch.
 //
 // Each test holds the collector in the session's `session_begin` record
 // (batch_probe's gate) while the host records: everything recorded meanwhile
@@ -32,6 +32,8 @@ public:
         std::string session;
         std::uint64_t thread_id;
         std::uint64_t begin_ns;
+        std::uint64_t end_ns;
+        double value;
         bool in_batch;
     };
 
@@ -58,11 +60,15 @@ public:
         open_ = true;
         gate_.notify_all();
     }
-    std::vector<seen> zones() const {
-        std::lock_guard<std::mutex> lock(mutex_);
+    std::vector<seen> zones() const { return of(record_kind::zone); }
+    /// Zones, instants and counters, in arrival order.
+    std::vector<seen> events() const {
         std::vector<seen> out;
+        std::lock_guard<std::mutex> lock(mutex_);
         for (const seen& s : seen_) {
-            if (s.kind == record_kind::zone) out.push_back(s);
+            if (s.kind == record_kind::zone || s.kind == record_kind::instant || s.kind == record_kind::counter) {
+                out.push_back(s);
+            }
         }
         return out;
     }
@@ -76,9 +82,18 @@ public:
     }
 
 private:
+    std::vector<seen> of(record_kind kind) const {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::vector<seen> out;
+        for (const seen& s : seen_) {
+            if (s.kind == kind) out.push_back(s);
+        }
+        return out;
+    }
     void keep(const loupe::record& r, bool in_batch) {
         seen_.push_back(seen{r.kind, r.where ? std::string(r.where->name) : std::string(),
-                             std::string(r.session->name), r.thread ? r.thread->id : 0, r.begin_ns, in_batch});
+                             std::string(r.session->name), r.thread ? r.thread->id : 0, r.begin_ns, r.end_ns,
+                             r.value, in_batch});
     }
 
     const mode mode_;
@@ -150,6 +165,51 @@ TEST(SinkBatch, ARunOfZonesArrivesInBatchesOfAtMostTheLimitInOrder) {
     // Full batches, but for the last one and one cut where the ring wraps.
     const std::size_t full = loupe::sink::max_batch_records;
     EXPECT_LE(sizes.size(), (zones + full - 1) / full + 1);
+}
+
+TEST(SinkBatch, InstantsAndCountersRideInTheSameBatchesWithTheirValues) {
+    auto probe = std::make_shared<batch_probe>();
+    auto session = loupe::start_session(batch_config("mixed", {probe}));
+    constexpr int events = 300;
+    std::thread([] {
+        for (int i = 0; i < events; ++i) {
+            if (i % 3 == 0) {
+                LOUPE_ZONE("zone");
+            } else if (i % 3 == 1) {
+                LOUPE_INSTANT("instant");
+            } else {
+                LOUPE_COUNTER("counter", i + 0.5);
+            }
+        }
+    }).join();
+    probe->open_gate();
+    EXPECT_EQ(session.stop().delivered, static_cast<std::uint64_t>(events));
+
+    const auto seen = probe->events();
+    ASSERT_EQ(seen.size(), static_cast<std::size_t>(events));
+    for (int i = 0; i < events; ++i) {
+        const auto& e = seen[static_cast<std::size_t>(i)];
+        EXPECT_TRUE(e.in_batch) << "event " << i;
+        if (i % 3 == 0) {
+            EXPECT_EQ(e.kind, record_kind::zone) << "event " << i;
+            EXPECT_EQ(e.name, "zone");
+            EXPECT_GE(e.end_ns, e.begin_ns);
+            EXPECT_EQ(e.value, 0.0);
+        } else if (i % 3 == 1) {
+            EXPECT_EQ(e.kind, record_kind::instant) << "event " << i;
+            EXPECT_EQ(e.name, "instant");
+            EXPECT_EQ(e.end_ns, e.begin_ns);
+            EXPECT_EQ(e.value, 0.0);
+        } else {
+            EXPECT_EQ(e.kind, record_kind::counter) << "event " << i;
+            EXPECT_EQ(e.name, "counter");
+            EXPECT_EQ(e.end_ns, e.begin_ns);
+            EXPECT_EQ(e.value, i + 0.5);
+        }
+    }
+    std::size_t total = 0;
+    for (std::size_t n : probe->batch_sizes()) total += n;
+    EXPECT_EQ(total, static_cast<std::size_t>(events));
 }
 
 TEST(SinkBatch, ASinkThatDeclinesIsAskedOnceAndGetsEveryZoneOneByOne) {

@@ -1,7 +1,7 @@
 // The sink interface: where a session sends what it recorded.
 //
-// A sink receives `record` views, one at a time (`write`) or as a run of zones
-// (`write_batch`, optional), from the collector thread only, never
+// A sink receives `record` views, one at a time (`write`) or as a run of
+// plain events (`write_batch`, optional), from the collector thread only, never
 // concurrently for one sink (so a sink needs no lock of its own unless
 // another thread reads what it stores). Records arrive in this order:
 // `session_begin`, then events, drop counts and context changes as they are
@@ -50,11 +50,12 @@ public:
     /// Consumes one record. Must not call back into loupe's session API.
     virtual void write(const record& r) = 0;
     /// Consumes `count` records at once, in order, as `write` would one by
-    /// one; return true. The collector offers runs of plain zones this way
-    /// (up to `max_batch_records`, all of one thread and one session; other
-    /// records, and zones of a run it cannot send whole, come through
+    /// one; return true. The collector offers runs of plain events this way
+    /// (zones, instants and counters without metrics or a method call; up to
+    /// `max_batch_records`, all of one thread and one session; other
+    /// records, and events of a run it cannot send whole, come through
     /// `write`). Overriding it saves a virtual call and the sink's per-record
-    /// set-up for each zone: it is what lets the collector keep up with
+    /// set-up for each event: it is what lets the collector keep up with
     /// producers recording flat out. Default: returns false without taking
     /// any, and the collector then calls `write` for each (and asks no more).
     /// A sink that throws from here fails as from `write`, and every record

@@ -52,6 +52,15 @@ inline void bump(std::atomic<std::uint64_t>& counter, std::uint64_t by) noexcept
     counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_release);
 }
 
+// Zones, instants and counters: the records a sink may take in batches.
+// Their record kinds have the numbers of their site kinds.
+static_assert(static_cast<int>(record_kind::zone) == static_cast<int>(site_kind::zone) &&
+              static_cast<int>(record_kind::instant) == static_cast<int>(site_kind::instant) &&
+              static_cast<int>(record_kind::counter) == static_cast<int>(site_kind::counter));
+constexpr bool plain_event(site_kind k) noexcept {
+    return static_cast<unsigned>(k) - static_cast<unsigned>(site_kind::zone) <= 2u;
+}
+
 // The deltas of `plan` that session metrics `mask` asked for, into `out`.
 inline std::size_t select_metrics(const metric_plan& plan, const std::int64_t* deltas, std::uint64_t mask,
                                   metric_value* out) noexcept {
@@ -276,27 +285,34 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             s.send(rec);
         }
     };
-    // The plain zones of known sessions at the start of `run` (most records
-    // of a busy ring), up to a batch: each session gets its share as one
-    // sink batch, or zone by zone when some of them are not its own (a stale
-    // slot bit: begun before the session started). Returns the zones taken.
-    const auto zone_run = [&](const raw_record* first, std::size_t run) -> std::size_t {
+    // The plain events (zones, instants, counters) of known sessions at the
+    // start of `run` (most records of a busy ring), up to a batch: each
+    // session gets its share as one sink batch, or event by event when some
+    // of them are not its own (a stale slot bit: begun before the session
+    // started). Returns the events taken.
+    const auto event_run = [&](const raw_record* first, std::size_t run) -> std::size_t {
         const std::size_t limit = std::min(run, sink::max_batch_records);
-        std::uint64_t every = ~std::uint64_t{0};  // sessions of all zones of the batch
+        std::uint64_t every = ~std::uint64_t{0};  // sessions of all events of the batch
         std::uint64_t some = 0;                   // sessions of any of them
         std::uint64_t oldest = first[0].t0;
         std::size_t n = 0;
         for (; n < limit; ++n) {
             const raw_record& raw = first[n];
-            if (raw.where->kind != site_kind::zone || raw.where == &zone_metrics_marker ||
+            const site_kind kind = raw.where->kind;
+            if (!collector_detail::plain_event(kind) || raw.where == &zone_metrics_marker ||
                 (raw.sessions & ~live_mask) != 0) {
                 break;
             }
-            record& zone = zone_batch_[n];
-            zone.thread = &thread;
-            zone.where = raw.where;
-            zone.begin_ns = clock_.to_ns(raw.t0);
-            zone.end_ns = clock_.to_ns(raw.t1);
+            record& event = event_batch_[n];
+            event.kind = static_cast<record_kind>(kind);
+            event.thread = &thread;
+            event.where = raw.where;
+            event.begin_ns = clock_.to_ns(raw.t0);
+            const std::uint64_t end_ns = clock_.to_ns(raw.t1);
+            event.end_ns = kind == site_kind::zone ? end_ns : event.begin_ns;
+            double value;
+            std::memcpy(&value, &raw.t1, sizeof value);
+            event.value = kind == site_kind::counter ? value : 0.0;
             every &= raw.sessions;
             some |= raw.sessions;
             if (static_cast<std::int64_t>(raw.t0 - oldest) < 0) oldest = raw.t0;
@@ -306,25 +322,25 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             const std::uint64_t bit = std::uint64_t{1} << slot;
             session_state& s = *live[slot];
             if ((every & bit) != 0 && static_cast<std::int64_t>(oldest - s.start_ticks) >= 0) {
-                for (std::size_t k = 0; k < n; ++k) zone_batch_[k].session = &s.info;
+                for (std::size_t k = 0; k < n; ++k) event_batch_[k].session = &s.info;
                 collector_detail::bump(s.delivered, n);
-                s.send_batch(zone_batch_, n);
+                s.send_batch(event_batch_, n);
                 continue;
             }
             for (std::size_t k = 0; k < n; ++k) {
                 if ((first[k].sessions & bit) == 0 || static_cast<std::int64_t>(first[k].t0 - s.start_ticks) < 0) {
                     continue;
                 }
-                zone_batch_[k].session = &s.info;
+                event_batch_[k].session = &s.info;
                 collector_detail::bump(s.delivered, 1);
-                s.send(zone_batch_[k]);
+                s.send(event_batch_[k]);
             }
         }
         return n;
     };
-    // Every record but a plain zone: unit headers and payloads, metric
-    // deltas and the zone they belong to, instants, counters, flows, zone
-    // arguments, records of a session newer than the snapshot. Out of line,
+    // Every record but a plain event: unit headers and payloads, metric
+    // deltas and the zone they belong to, flows, zone arguments, records of
+    // a session newer than the snapshot. Out of line,
     // so the drain loop keeps a plain zone's path short.
     auto general = [&](const raw_record& raw) LOUPE_NOINLINE -> bool {
         ring::pending_payload& pending = r.collector_payload;
@@ -450,10 +466,10 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         return 1 + payload_records;
     };
     result.consumed = r.drain_runs([&](const raw_record* first, std::size_t run) -> std::size_t {
-        // A batch of plain zones, or a unit read where it lies. Anything
+        // A batch of plain events, or a unit read where it lies. Anything
         // else: the general way, one record at a time.
         if (LOUPE_LIKELY(between_units())) {
-            if (const std::size_t zones = zone_run(first, run)) return zones;
+            if (const std::size_t events = event_run(first, run)) return events;
             if (first[0].where->kind == site_kind::unit) {
                 if (const std::size_t taken = unit_from_ring(first, run)) return taken;
             }

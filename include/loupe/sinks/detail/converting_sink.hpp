@@ -56,7 +56,7 @@ public:
         if (r.kind != record_kind::session_end) check_room();
         encoder_.encode(r);
     }
-    bool write_batch(const record* records, std::size_t count) override {  // zones
+    bool write_batch(const record* records, std::size_t count) override {  // plain events
         check_room();
         for (std::size_t i = 0; i < count; ++i) encoder_.encode(records[i]);
         return true;
