@@ -34,6 +34,7 @@ public:
         std::uint64_t begin_ns;
         std::uint64_t end_ns;
         double value;
+        std::uint64_t flow_id;
         bool in_batch;
     };
 
@@ -61,12 +62,13 @@ public:
         gate_.notify_all();
     }
     std::vector<seen> zones() const { return of(record_kind::zone); }
-    /// Zones, instants and counters, in arrival order.
+    /// Zones, instants, counters and flow points, in arrival order.
     std::vector<seen> events() const {
         std::vector<seen> out;
         std::lock_guard<std::mutex> lock(mutex_);
         for (const seen& s : seen_) {
-            if (s.kind == record_kind::zone || s.kind == record_kind::instant || s.kind == record_kind::counter) {
+            if (s.kind == record_kind::zone || s.kind == record_kind::instant || s.kind == record_kind::counter ||
+                s.kind == record_kind::flow) {
                 out.push_back(s);
             }
         }
@@ -93,7 +95,7 @@ private:
     void keep(const loupe::record& r, bool in_batch) {
         seen_.push_back(seen{r.kind, r.where ? std::string(r.where->name) : std::string(),
                              std::string(r.session->name), r.thread ? r.thread->id : 0, r.begin_ns, r.end_ns,
-                             r.value, in_batch});
+                             r.value, r.flow_id, in_batch});
     }
 
     const mode mode_;
@@ -167,18 +169,22 @@ TEST(SinkBatch, ARunOfZonesArrivesInBatchesOfAtMostTheLimitInOrder) {
     EXPECT_LE(sizes.size(), (zones + full - 1) / full + 1);
 }
 
-TEST(SinkBatch, InstantsAndCountersRideInTheSameBatchesWithTheirValues) {
+TEST(SinkBatch, InstantsCountersAndFlowPointsRideInTheSameBatchesWithTheirValues) {
     auto probe = std::make_shared<batch_probe>();
     auto session = loupe::start_session(batch_config("mixed", {probe}));
-    constexpr int events = 300;
-    std::thread([] {
+    constexpr int events = 400;
+    const std::uint64_t flow = loupe::new_flow_id();
+    std::thread([flow] {
         for (int i = 0; i < events; ++i) {
-            if (i % 3 == 0) {
-                LOUPE_ZONE("zone");
-            } else if (i % 3 == 1) {
-                LOUPE_INSTANT("instant");
-            } else {
-                LOUPE_COUNTER("counter", i + 0.5);
+            switch (i % 5) {
+                case 0: {
+                    LOUPE_ZONE("zone");
+                    break;
+                }
+                case 1: LOUPE_INSTANT("instant"); break;
+                case 2: LOUPE_COUNTER("counter", i + 0.5); break;
+                case 3: LOUPE_FLOW("step", flow); break;
+                default: LOUPE_FLOW_END("last", flow); break;
             }
         }
     }).join();
@@ -189,23 +195,21 @@ TEST(SinkBatch, InstantsAndCountersRideInTheSameBatchesWithTheirValues) {
     ASSERT_EQ(seen.size(), static_cast<std::size_t>(events));
     for (int i = 0; i < events; ++i) {
         const auto& e = seen[static_cast<std::size_t>(i)];
-        EXPECT_TRUE(e.in_batch) << "event " << i;
-        if (i % 3 == 0) {
-            EXPECT_EQ(e.kind, record_kind::zone) << "event " << i;
-            EXPECT_EQ(e.name, "zone");
+        SCOPED_TRACE("event " + std::to_string(i));
+        EXPECT_TRUE(e.in_batch);
+        const int shape = i % 5;
+        const record_kind kinds[] = {record_kind::zone, record_kind::instant, record_kind::counter,
+                                     record_kind::flow, record_kind::flow};
+        const char* names[] = {"zone", "instant", "counter", "step", "last"};
+        EXPECT_EQ(e.kind, kinds[shape]);
+        EXPECT_EQ(e.name, names[shape]);
+        if (shape == 0) {
             EXPECT_GE(e.end_ns, e.begin_ns);
-            EXPECT_EQ(e.value, 0.0);
-        } else if (i % 3 == 1) {
-            EXPECT_EQ(e.kind, record_kind::instant) << "event " << i;
-            EXPECT_EQ(e.name, "instant");
-            EXPECT_EQ(e.end_ns, e.begin_ns);
-            EXPECT_EQ(e.value, 0.0);
         } else {
-            EXPECT_EQ(e.kind, record_kind::counter) << "event " << i;
-            EXPECT_EQ(e.name, "counter");
             EXPECT_EQ(e.end_ns, e.begin_ns);
-            EXPECT_EQ(e.value, i + 0.5);
         }
+        EXPECT_EQ(e.value, shape == 2 ? i + 0.5 : 0.0);
+        EXPECT_EQ(e.flow_id, shape >= 3 ? flow : 0u);
     }
     std::size_t total = 0;
     for (std::size_t n : probe->batch_sizes()) total += n;

@@ -51,10 +51,10 @@ public:
     virtual void write(const record& r) = 0;
     /// Consumes `count` records at once, in order, as `write` would one by
     /// one; return true. The collector offers runs of plain events this way
-    /// (zones, instants and counters without metrics or a method call; up to
-    /// `max_batch_records`, all of one thread and one session; other
-    /// records, and events of a run it cannot send whole, come through
-    /// `write`). Overriding it saves a virtual call and the sink's per-record
+    /// (zones without metrics or a method call, instants, counters, flow
+    /// points; up to `max_batch_records`, all of one thread and one session;
+    /// other records, and events of a run it cannot send whole, come
+    /// through `write`). Overriding it saves a virtual call and the sink's per-record
     /// set-up for each event: it is what lets the collector keep up with
     /// producers recording flat out. Default: returns false without taking
     /// any, and the collector then calls `write` for each (and asks no more).

@@ -52,13 +52,19 @@ inline void bump(std::atomic<std::uint64_t>& counter, std::uint64_t by) noexcept
     counter.store(counter.load(std::memory_order_relaxed) + by, std::memory_order_release);
 }
 
-// Zones, instants and counters: the records a sink may take in batches.
-// Their record kinds have the numbers of their site kinds.
-static_assert(static_cast<int>(record_kind::zone) == static_cast<int>(site_kind::zone) &&
-              static_cast<int>(record_kind::instant) == static_cast<int>(site_kind::instant) &&
-              static_cast<int>(record_kind::counter) == static_cast<int>(site_kind::counter));
-constexpr bool plain_event(site_kind k) noexcept {
-    return static_cast<unsigned>(k) - static_cast<unsigned>(site_kind::zone) <= 2u;
+// The record kind of a plain event's site kind (a zone, an instant, a
+// counter, a flow point): the records a sink may take in batches. Any
+// other site kind gives not_plain.
+inline constexpr record_kind not_plain = record_kind::session_begin;
+constexpr record_kind plain_event_kind(site_kind k) noexcept {
+    switch (k) {
+        case site_kind::zone: return record_kind::zone;
+        case site_kind::instant: return record_kind::instant;
+        case site_kind::counter: return record_kind::counter;
+        case site_kind::flow:
+        case site_kind::flow_end: return record_kind::flow;
+        default: return not_plain;
+    }
 }
 
 // The deltas of `plan` that session metrics `mask` asked for, into `out`.
@@ -285,8 +291,8 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             s.send(rec);
         }
     };
-    // The plain events (zones, instants, counters) of known sessions at the
-    // start of `run` (most records of a busy ring), up to a batch: each
+    // The plain events (zones, instants, counters, flow points) of known
+    // sessions at the start of `run` (most records of a busy ring), up to a batch: each
     // session gets its share as one sink batch, or event by event when some
     // of them are not its own (a stale slot bit: begun before the session
     // started). Returns the events taken.
@@ -299,12 +305,13 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         for (; n < limit; ++n) {
             const raw_record& raw = first[n];
             const site_kind kind = raw.where->kind;
-            if (!collector_detail::plain_event(kind) || raw.where == &zone_metrics_marker ||
+            const record_kind plain = collector_detail::plain_event_kind(kind);
+            if (plain == collector_detail::not_plain || raw.where == &zone_metrics_marker ||
                 (raw.sessions & ~live_mask) != 0) {
                 break;
             }
             record& event = event_batch_[n];
-            event.kind = static_cast<record_kind>(kind);
+            event.kind = plain;
             event.thread = &thread;
             event.where = raw.where;
             event.begin_ns = clock_.to_ns(raw.t0);
@@ -313,6 +320,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             double value;
             std::memcpy(&value, &raw.t1, sizeof value);
             event.value = kind == site_kind::counter ? value : 0.0;
+            event.flow_id = plain == record_kind::flow ? raw.t1 : 0;
             every &= raw.sessions;
             some |= raw.sessions;
             if (static_cast<std::int64_t>(raw.t0 - oldest) < 0) oldest = raw.t0;
@@ -339,8 +347,8 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         return n;
     };
     // Every record but a plain event: unit headers and payloads, metric
-    // deltas and the zone they belong to, flows, zone arguments, records of
-    // a session newer than the snapshot. Out of line,
+    // deltas and the zone they belong to, zone arguments, records of a
+    // session newer than the snapshot. Out of line,
     // so the drain loop keeps a plain zone's path short.
     auto general = [&](const raw_record& raw) LOUPE_NOINLINE -> bool {
         ring::pending_payload& pending = r.collector_payload;

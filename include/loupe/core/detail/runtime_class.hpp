@@ -694,9 +694,9 @@ private:
     // Collector only: the deltas a record carries to one session. A member,
     // not a local: a local array is zeroed for every record and session.
     alignas(64) metric_value selected_metrics_[max_zone_metrics];
-    // Collector only: a run of plain events (zones, instants, counters) as
-    // its sinks' batch. Only the fields such events vary in are written; the
-    // rest keep their defaults.
+    // Collector only: a run of plain events (zones, instants, counters, flow
+    // points) as its sinks' batch. Only the fields such events vary in are
+    // written; the rest keep their defaults.
     record event_batch_[sink::max_batch_records];
 };
 
