@@ -128,6 +128,16 @@ void record_alternating_zones(int count) {
     }).join();
 }
 
+// Starts session `name` with `sinks`, records `zones` alternating zones
+// while the collector waits in `gate`'s session_begin, and stops it.
+loupe::session_stats record_behind_gate(std::string name, std::vector<std::shared_ptr<loupe::sink>> sinks,
+                                        batch_probe& gate, int zones) {
+    auto session = loupe::start_session(batch_config(std::move(name), std::move(sinks)));
+    record_alternating_zones(zones);
+    gate.open_gate();
+    return session.stop();
+}
+
 void expect_alternating_in_order(const std::vector<batch_probe::seen>& zones, int count, const std::string& session) {
     ASSERT_EQ(zones.size(), static_cast<std::size_t>(count));
     for (int i = 0; i < count; ++i) {
@@ -145,11 +155,8 @@ void expect_alternating_in_order(const std::vector<batch_probe::seen>& zones, in
 
 TEST(SinkBatch, ARunOfZonesArrivesInBatchesOfAtMostTheLimitInOrder) {
     auto probe = std::make_shared<batch_probe>();
-    auto session = loupe::start_session(batch_config("batched", {probe}));
     constexpr int zones = 1000;
-    record_alternating_zones(zones);
-    probe->open_gate();
-    const auto stats = session.stop();
+    const auto stats = record_behind_gate("batched", {probe}, *probe, zones);
 
     EXPECT_EQ(stats.delivered, static_cast<std::uint64_t>(zones));
     EXPECT_EQ(stats.dropped, 0u);
@@ -218,11 +225,8 @@ TEST(SinkBatch, InstantsCountersAndFlowPointsRideInTheSameBatchesWithTheirValues
 
 TEST(SinkBatch, ASinkThatDeclinesIsAskedOnceAndGetsEveryZoneOneByOne) {
     auto probe = std::make_shared<batch_probe>(batch_probe::mode::decline);
-    auto session = loupe::start_session(batch_config("one-by-one", {probe}));
     constexpr int zones = 300;
-    record_alternating_zones(zones);
-    probe->open_gate();
-    const auto stats = session.stop();
+    const auto stats = record_behind_gate("one-by-one", {probe}, *probe, zones);
 
     EXPECT_EQ(stats.delivered, static_cast<std::uint64_t>(zones));
     EXPECT_EQ(stats.records_undelivered, 0u);
@@ -273,11 +277,8 @@ TEST(SinkBatch, ASinkThatThrowsInABatchIsReportedOnceAndTheBatchCountsAsUndelive
     captured_errors errors;
     auto failing = std::make_shared<batch_probe>(batch_probe::mode::throw_in_batch);
     auto healthy = std::make_shared<loupe::sinks::memory_sink>();
-    auto session = loupe::start_session(batch_config("failing", {failing, healthy}));
     constexpr int zones = 100;
-    record_alternating_zones(zones);
-    failing->open_gate();
-    const auto stats = session.stop();
+    const auto stats = record_behind_gate("failing", {failing, healthy}, *failing, zones);
 
     EXPECT_EQ(stats.delivered, static_cast<std::uint64_t>(zones));
     EXPECT_EQ(of_kind(healthy->events(), record_kind::zone).size(), static_cast<std::size_t>(zones));

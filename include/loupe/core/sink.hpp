@@ -1,8 +1,8 @@
 // The sink interface: where a session sends what it recorded.
 //
 // A sink receives `record` views, one at a time (`write`) or as a run of
-// plain events (`write_batch`, optional), from the collector thread only, never
-// concurrently for one sink (so a sink needs no lock of its own unless
+// plain events (`write_batch`, optional), from the collector thread only,
+// never concurrently for one sink (so a sink needs no lock of its own unless
 // another thread reads what it stores). Records arrive in this order:
 // `session_begin`, then events, drop counts and context changes as they are
 // drained (a thread's context record comes before the events it applies to),
@@ -11,8 +11,8 @@
 // the thread that starts the session.
 //
 // Pointers in a record are valid only during the `write` (or `write_batch`)
-// call; copy what you keep. `site` pointers are the exception: they point at static call-site
-// metadata and stay valid while the program runs.
+// call; copy what you keep. `site` pointers are the exception: they point
+// at static call-site metadata and stay valid while the program runs.
 #pragma once
 
 #include <cstddef>
@@ -54,9 +54,9 @@ public:
     /// (zones without metrics or a method call, instants, counters, flow
     /// points; up to `max_batch_records`, all of one thread and one session;
     /// other records, and events of a run it cannot send whole, come
-    /// through `write`). Overriding it saves a virtual call and the sink's per-record
-    /// set-up for each event: it is what lets the collector keep up with
-    /// producers recording flat out. Default: returns false without taking
+    /// through `write`). Overriding it saves a virtual call and the sink's
+    /// per-record set-up for each event: it is what lets the collector keep
+    /// up with producers recording flat out. Default: returns false without taking
     /// any, and the collector then calls `write` for each (and asks no more).
     /// A sink that throws from here fails as from `write`, and every record
     /// of the batch counts as undelivered.

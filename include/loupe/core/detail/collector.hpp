@@ -292,10 +292,10 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         }
     };
     // The plain events (zones, instants, counters, flow points) of known
-    // sessions at the start of `run` (most records of a busy ring), up to a batch: each
-    // session gets its share as one sink batch, or event by event when some
-    // of them are not its own (a stale slot bit: begun before the session
-    // started). Returns the events taken.
+    // sessions at the start of `run` (most records of a busy ring), up to a
+    // batch: each session gets its share as one sink batch, or event by
+    // event when some of them are not its own (a stale slot bit: begun
+    // before the session started). Returns the events taken.
     const auto event_run = [&](const raw_record* first, std::size_t run) -> std::size_t {
         const std::size_t limit = std::min(run, sink::max_batch_records);
         std::uint64_t every = ~std::uint64_t{0};  // sessions of all events of the batch
@@ -348,8 +348,8 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
     };
     // Every record but a plain event: unit headers and payloads, metric
     // deltas and the zone they belong to, zone arguments, records of a
-    // session newer than the snapshot. Out of line,
-    // so the drain loop keeps a plain zone's path short.
+    // session newer than the snapshot. Out of line, so the drain loop keeps
+    // a plain event's path short.
     auto general = [&](const raw_record& raw) LOUPE_NOINLINE -> bool {
         ring::pending_payload& pending = r.collector_payload;
         if (pending.received < pending.bytes) {  // payload of a multi-record unit: raw bytes

@@ -85,9 +85,9 @@ struct session_state {
         }
     }
 
-    /// Collector thread: hands the `count` records at `rs` (plain events, at most
-    /// sink::max_batch_records) to every sink that has not failed, as one
-    /// batch to a sink that takes batches and one by one to the others.
+    /// Collector thread: hands the `count` records at `rs` (plain events, at
+    /// most sink::max_batch_records) to every sink that has not failed, as
+    /// one batch to a sink that takes batches and one by one to the others.
     void send_batch(const record* rs, std::size_t count) noexcept {
         for (auto& s : sinks) {
             if (s.failed) {
