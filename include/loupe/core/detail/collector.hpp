@@ -54,17 +54,22 @@ inline void bump(std::atomic<std::uint64_t>& counter, std::uint64_t by) noexcept
 
 // The record kind of a plain event's site kind (a zone, an instant, a
 // counter, a flow point): the records a sink may take in batches. Any
-// other site kind gives not_plain.
+// other site kind gives not_plain. A table: one load per record.
 inline constexpr record_kind not_plain = record_kind::session_begin;
-constexpr record_kind plain_event_kind(site_kind k) noexcept {
-    switch (k) {
-        case site_kind::zone: return record_kind::zone;
-        case site_kind::instant: return record_kind::instant;
-        case site_kind::counter: return record_kind::counter;
-        case site_kind::flow:
-        case site_kind::flow_end: return record_kind::flow;
-        default: return not_plain;
+struct plain_kinds {
+    record_kind of[256]{};  // not_plain unless set below
+    constexpr plain_kinds() {
+        of[static_cast<std::uint8_t>(site_kind::zone)] = record_kind::zone;
+        of[static_cast<std::uint8_t>(site_kind::instant)] = record_kind::instant;
+        of[static_cast<std::uint8_t>(site_kind::counter)] = record_kind::counter;
+        of[static_cast<std::uint8_t>(site_kind::flow)] = record_kind::flow;
+        of[static_cast<std::uint8_t>(site_kind::flow_end)] = record_kind::flow;
     }
+};
+static_assert(static_cast<int>(not_plain) == 0, "a zero-filled table entry means not_plain");
+inline constexpr plain_kinds plain_kind_table{};
+constexpr record_kind plain_event_kind(site_kind k) noexcept {
+    return plain_kind_table.of[static_cast<std::uint8_t>(k)];
 }
 
 // The deltas of `plan` that session metrics `mask` asked for, into `out`.
@@ -291,6 +296,18 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             s.send(rec);
         }
     };
+    // Fills `out` with the plain event `raw`, whose record kind is `plain`.
+    const auto fill_plain = [&](record& out, const raw_record& raw, record_kind plain) {
+        out.kind = plain;
+        out.where = raw.where;
+        out.begin_ns = clock_.to_ns(raw.t0);
+        const std::uint64_t end_ns = clock_.to_ns(raw.t1);
+        out.end_ns = plain == record_kind::zone ? end_ns : out.begin_ns;
+        double value;
+        std::memcpy(&value, &raw.t1, sizeof value);
+        out.value = plain == record_kind::counter ? value : 0.0;
+        out.flow_id = plain == record_kind::flow ? raw.t1 : 0;
+    };
     // The plain events (zones, instants, counters, flow points) of known
     // sessions at the start of `run` (most records of a busy ring), up to a
     // batch: each session gets its share as one sink batch, or event by
@@ -304,23 +321,14 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         std::size_t n = 0;
         for (; n < limit; ++n) {
             const raw_record& raw = first[n];
-            const site_kind kind = raw.where->kind;
-            const record_kind plain = collector_detail::plain_event_kind(kind);
+            const record_kind plain = collector_detail::plain_event_kind(raw.where->kind);
             if (plain == collector_detail::not_plain || raw.where == &zone_metrics_marker ||
                 (raw.sessions & ~live_mask) != 0) {
                 break;
             }
             record& event = event_batch_[n];
-            event.kind = plain;
             event.thread = &thread;
-            event.where = raw.where;
-            event.begin_ns = clock_.to_ns(raw.t0);
-            const std::uint64_t end_ns = clock_.to_ns(raw.t1);
-            event.end_ns = kind == site_kind::zone ? end_ns : event.begin_ns;
-            double value;
-            std::memcpy(&value, &raw.t1, sizeof value);
-            event.value = kind == site_kind::counter ? value : 0.0;
-            event.flow_id = plain == record_kind::flow ? raw.t1 : 0;
+            fill_plain(event, raw, plain);
             every &= raw.sessions;
             some |= raw.sessions;
             if (static_cast<std::int64_t>(raw.t0 - oldest) < 0) oldest = raw.t0;
@@ -346,10 +354,11 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         }
         return n;
     };
-    // Every record but a plain event: unit headers and payloads, metric
-    // deltas and the zone they belong to, zone arguments, records of a
-    // session newer than the snapshot. Out of line, so the drain loop keeps
-    // a plain event's path short.
+    // Every record but a plain event of known sessions: unit headers and
+    // payloads, metric deltas and the zone they belong to, zone arguments,
+    // records of a session newer than the snapshot or with a free slot's
+    // stale bit. Out of line, so the drain loop keeps a plain event's path
+    // short.
     auto general = [&](const raw_record& raw) LOUPE_NOINLINE -> bool {
         ring::pending_payload& pending = r.collector_payload;
         if (pending.received < pending.bytes) {  // payload of a multi-record unit: raw bytes
@@ -405,44 +414,20 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         const metric_plan* plan = std::exchange(r.collector_zone_metrics.plan, nullptr);
         std::uint64_t targets = raw.sessions & live_mask;
         if (targets == 0) return true;
-        rec.where = raw.where;
-        rec.flow_id = 0;
-        switch (raw.where->kind) {
-            case site_kind::zone:
-                rec.kind = record_kind::zone;
-                rec.begin_ns = clock_.to_ns(raw.t0);
-                rec.end_ns = clock_.to_ns(raw.t1);
-                rec.value = 0.0;
-                break;
-            case site_kind::instant:
-                rec.kind = record_kind::instant;
-                rec.begin_ns = rec.end_ns = clock_.to_ns(raw.t0);
-                rec.value = 0.0;
-                break;
-            case site_kind::counter:
-                rec.kind = record_kind::counter;
-                rec.begin_ns = rec.end_ns = clock_.to_ns(raw.t0);
-                std::memcpy(&rec.value, &raw.t1, sizeof rec.value);
-                break;
-            case site_kind::flow:
-            case site_kind::flow_end:
-                rec.kind = record_kind::flow;
-                rec.begin_ns = rec.end_ns = clock_.to_ns(raw.t0);
-                rec.flow_id = raw.t1;
-                break;
-            case site_kind::zone_arg:  // a number; text comes as a unit (zone_arg_record.hpp)
-                rec.kind = record_kind::zone_arg;
-                rec.begin_ns = rec.end_ns = clock_.to_ns(raw.t0);
-                arg.key = raw.where->name;
-                arg.value.kind = static_cast<const zone_arg_site*>(raw.where)->type;
-                arg.value.bits = raw.t1;
-                rec.arg = &arg;
-                break;
-            case site_kind::io:      // not a call-site kind (I/O comes as a unit): ignored
-            case site_kind::method:  // likewise (method calls come as units)
-            case site_kind::task:    // likewise (task points come as units)
-            case site_kind::unit:    // handled above
-                return true;
+        const record_kind plain = collector_detail::plain_event_kind(raw.where->kind);
+        if (plain != collector_detail::not_plain) {  // a zone carrying deltas, or of stale slot bits
+            fill_plain(rec, raw, plain);
+        } else if (raw.where->kind == site_kind::zone_arg) {  // a number; text comes as a unit (zone_arg_record.hpp)
+            rec.kind = record_kind::zone_arg;
+            rec.where = raw.where;
+            rec.flow_id = 0;
+            rec.begin_ns = rec.end_ns = clock_.to_ns(raw.t0);
+            arg.key = raw.where->name;
+            arg.value.kind = static_cast<const zone_arg_site*>(raw.where)->type;
+            arg.value.bits = raw.t1;
+            rec.arg = &arg;
+        } else {  // I/O, method calls and task points come as units, handled above: ignored
+            return true;
         }
         send_to_sessions(targets, raw.t0, plan);
         rec.arg = nullptr;
@@ -482,13 +467,14 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                 if (const std::size_t taken = unit_from_ring(first, run)) return taken;
             }
         }
-        // Until a zone or a unit can take one of the paths above again.
+        // Until a plain event or a unit can take one of the paths above again.
         std::size_t k = 0;
         do {
             if (!general(first[k])) return k;
             ++k;
-        } while (k < run && !(between_units() && (first[k].where->kind == site_kind::zone ||
-                                                  first[k].where->kind == site_kind::unit)));
+        } while (k < run && !(between_units() && (first[k].where->kind == site_kind::unit ||
+                                                  collector_detail::plain_event_kind(first[k].where->kind) !=
+                                                      collector_detail::not_plain)));
         return k;
     });
     return result;
