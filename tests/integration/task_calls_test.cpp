@@ -425,7 +425,7 @@ TEST(TaskCalls, LongPeerAndNameAreCutAtACharacterBoundary) {
 TEST(TaskCalls, PointsArriveWholeWhereverTheirUnitsLieInTheRing) {
     loupe::session_config cfg;
     cfg.kinds = loupe::kinds::tasks;
-    cfg.ring_bytes = 4096;  // 128 records: a unit of 3 to 6 wraps every few dozen calls
+    cfg.ring_bytes = 4096;  // 128 records: a unit of 3 to 5 wraps every few dozen calls
     cfg.memory_budget = 0;
     cfg.overflow = loupe::overflow_policy::block;
     constexpr int calls = 3000;

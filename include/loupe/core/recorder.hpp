@@ -165,6 +165,24 @@ inline bool push_or_count(thread_state& ts, std::uint64_t sessions, const raw_re
     return false;
 }
 
+/// Writes a unit of `n` records (at most N) through `fill(raw_record* out)`:
+/// straight into the thread's ring when it has room without wrapping, else
+/// into a local copy pushed through push_or_count (which waits for a
+/// `block` session or counts the unit lost). `fill` runs once.
+template <std::size_t N, class Fill>
+LOUPE_ALWAYS_INLINE void write_unit(std::uint64_t sessions, std::size_t n, Fill&& fill) noexcept {
+    thread_state& ts = t_state;
+    raw_record local[N];
+    ring* rg = ts.owned_ring;
+    raw_record* slots = rg != nullptr ? rg->try_reserve(n) : nullptr;
+    fill(slots != nullptr ? slots : local);
+    if (LOUPE_LIKELY(slots != nullptr)) {
+        rg->commit(n);
+        return;
+    }
+    push_or_count(ts, sessions, local, n);
+}
+
 // A busy thread's ring grows: the collector, finding a ring at least half
 // full when it drains it, makes a larger successor (runtime::grow_rings_locked,
 // within the sessions' memory_budget) and hangs it on the ring; the owning

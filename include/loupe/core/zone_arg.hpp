@@ -125,24 +125,17 @@ LOUPE_NOINLINE inline void push_zone_text_arg(const zone_arg_site& key, std::uin
     const std::size_t kept = zone_arg_text_kept(text);
     const std::size_t bytes = zone_text_arg_fixed + kept;
     const std::size_t records = 1 + (bytes + sizeof(raw_record) - 1) / sizeof(raw_record);
-    raw_record local[max_zone_text_arg_records];
-    ring* rg = ts.owned_ring;
-    raw_record* slots = rg != nullptr ? rg->try_reserve(records) : nullptr;
-    raw_record* out = slots != nullptr ? slots : local;
-    out[0] = raw_record{marker, zone_ticks, bytes, sessions};
-    auto* payload = reinterpret_cast<unsigned char*>(out + 1);
     const std::uint64_t key_address = reinterpret_cast<std::uintptr_t>(&key);
     const std::uint32_t original_size =
         text.size() > UINT32_MAX ? UINT32_MAX : static_cast<std::uint32_t>(text.size());
-    std::memset(payload + (records - 2) * sizeof(raw_record), 0, sizeof(raw_record));  // the last record's tail
-    std::memcpy(payload, &key_address, sizeof key_address);
-    std::memcpy(payload + sizeof key_address, &original_size, sizeof original_size);
-    if (kept != 0) std::memcpy(payload + zone_text_arg_fixed, text.data(), kept);
-    if (LOUPE_LIKELY(slots != nullptr)) {
-        rg->commit(records);
-        return;
-    }
-    push_or_count(ts, sessions, local, records);
+    write_unit<max_zone_text_arg_records>(sessions, records, [&](raw_record* out) {
+        out[0] = raw_record{marker, zone_ticks, bytes, sessions};
+        auto* payload = reinterpret_cast<unsigned char*>(out + 1);
+        std::memset(payload + (records - 2) * sizeof(raw_record), 0, sizeof(raw_record));  // the last record's tail
+        std::memcpy(payload, &key_address, sizeof key_address);
+        std::memcpy(payload + sizeof key_address, &original_size, sizeof original_size);
+        if (kept != 0) std::memcpy(payload + zone_text_arg_fixed, text.data(), kept);
+    });
 }
 
 }  // namespace detail

@@ -64,24 +64,6 @@ LOUPE_ALWAYS_INLINE std::uint64_t task_sessions() noexcept {
     return loupe::detail::sessions_for(site_kind::task);
 }
 
-/// Records one point of a call of the task `c` for `sessions`.
-inline void record_point(std::uint64_t sessions, task_point_kind kind, const task_context& c, std::uint64_t call_id,
-                         std::uint64_t span_id, std::uint64_t echoed, std::int64_t status, bool tagged,
-                         std::string_view peer, std::string_view name) noexcept {
-    task_point t;
-    t.kind = kind;
-    t.trace_high = c.trace.high;
-    t.trace_low = c.trace.low;
-    t.call_id = call_id;
-    t.span_id = span_id;
-    t.echoed_id = echoed;
-    t.status = status;
-    t.tagged = tagged;
-    t.peer = peer;
-    t.name = name;
-    loupe::detail::push_task_point(t, sessions);
-}
-
 /// Writes the traceresponse of `c` into a header map or through a setter.
 template <class Carrier>
 void write_traceresponse(const task_context& c, Carrier& response) {
@@ -118,7 +100,7 @@ public:
         begin_recorded(ambient, peer, name);
     }
     ~outgoing_call() {
-        if (sessions_ != 0 && !returned_) record(task_point_kind::return_in, -1, 0);
+        if (sessions_ != 0 && !returned_) record_return(-1, 0);
     }
     outgoing_call(const outgoing_call&) = delete;
     outgoing_call& operator=(const outgoing_call&) = delete;
@@ -143,12 +125,12 @@ public:
         if (sessions_ == 0 || returned_) return;
         const extract_result echo = extract_response(response);
         const bool same_task = echo.ok() && echo.context.trace == context_.trace;
-        record(task_point_kind::return_in, status, same_task ? echo.context.span : 0);
+        record_return(status, same_task ? echo.context.span : 0);
     }
     /// The return arrived, without headers to read.
     void returned(std::int64_t status) noexcept {
         if (sessions_ == 0 || returned_) return;
-        record(task_point_kind::return_in, status, 0);
+        record_return(status, 0);
     }
 
 private:
@@ -162,6 +144,7 @@ private:
         // An untagged call still gets ids: its records must name a task, and
         // a call the thread makes without one is the root of a local task.
         parent_span_ = ambient.span;
+        returned_ = false;
         new (&context_) task_context;
         if (ambient.valid()) {  // a call within the thread's task: its trace, flags and tracestate
             context_.trace = ambient.trace();
@@ -172,14 +155,16 @@ private:
             context_.trace = new_trace_id();
             context_.span = new_span_id();
         }
-        record(task_point_kind::call_out, 0, 0, peer, name);
+        loupe::detail::push_task_first_point(sessions_, task_point_kind::call_out, tagged_, ids(), peer, name);
     }
-    // Return points name their call by its id only (the peer and name are
-    // the CALL_OUT's).
-    void record(task_point_kind kind, std::int64_t status, std::uint64_t echoed, std::string_view peer = {},
-                std::string_view name = {}) noexcept {
-        returned_ = kind == task_point_kind::return_in;
-        detail::record_point(sessions_, kind, context_, context_.span, parent_span_, echoed, status, tagged_, peer, name);
+    // The return names its call by its id only (the peer and name are the
+    // CALL_OUT's).
+    void record_return(std::int64_t status, std::uint64_t echoed) noexcept {
+        returned_ = true;
+        loupe::detail::push_task_return_point(sessions_, task_point_kind::return_in, tagged_, ids(), echoed, status);
+    }
+    loupe::detail::task_point_ids ids() const noexcept {
+        return {context_.trace.high, context_.trace.low, context_.span, parent_span_};
     }
 
     // Set in the order the idle path needs them: the rest only when
@@ -213,10 +198,12 @@ public:
           call_id_(caller.ok() ? caller.context.span : 0),
           scope_(context_) {
         sessions_ = detail::task_sessions();
-        if (sessions_ != 0) record(task_point_kind::request_in, 0, 0, peer, name);
+        if (sessions_ != 0) {
+            loupe::detail::push_task_first_point(sessions_, task_point_kind::request_in, false, ids(), peer, name);
+        }
     }
     ~incoming_request() {
-        if (sessions_ != 0 && !responded_) record(task_point_kind::return_out, -1, 0);
+        if (sessions_ != 0 && !responded_) record_return(-1);
     }
     incoming_request(const incoming_request&) = delete;
     incoming_request& operator=(const incoming_request&) = delete;
@@ -240,7 +227,7 @@ public:
     /// The response leaves, without headers to write.
     void responded(std::int64_t status) noexcept {
         if (sessions_ == 0 || responded_) return;
-        record(task_point_kind::return_out, status, context_.span);
+        record_return(status);
     }
 
 private:
@@ -250,11 +237,15 @@ private:
         c.span = new_span_id();
         return c;
     }
-    // The return names its call by id only (the peer and name are REQUEST_IN's).
-    void record(task_point_kind kind, std::int64_t status, std::uint64_t echoed, std::string_view peer = {},
-                std::string_view name = {}) noexcept {
-        if (kind == task_point_kind::return_out) responded_ = true;
-        detail::record_point(sessions_, kind, context_, call_id_, context_.span, echoed, status, false, peer, name);
+    // The return names its call by id only (the peer and name are
+    // REQUEST_IN's) and echoes the handler's span.
+    void record_return(std::int64_t status) noexcept {
+        responded_ = true;
+        loupe::detail::push_task_return_point(sessions_, task_point_kind::return_out, false, ids(), context_.span,
+                                              status);
+    }
+    loupe::detail::task_point_ids ids() const noexcept {
+        return {context_.trace.high, context_.trace.low, call_id_, context_.span};
     }
 
     task_context context_;

@@ -462,9 +462,10 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         // A batch of plain events, or a unit read where it lies. Anything
         // else: the general way, one record at a time.
         if (LOUPE_LIKELY(between_units())) {
-            if (const std::size_t events = event_run(first, run)) return events;
             if (first[0].where->kind == site_kind::unit) {
                 if (const std::size_t taken = unit_from_ring(first, run)) return taken;
+            } else if (const std::size_t events = event_run(first, run)) {
+                return events;
             }
         }
         // Until a plain event or a unit can take one of the paths above again.

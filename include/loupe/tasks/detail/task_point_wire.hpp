@@ -1,10 +1,16 @@
 // How a task point (tasks/call_scopes.hpp) travels through the thread's ring
-// to the collector: one unit, a header record (marker, t0 = ticks, t1 =
-// payload bytes, sessions) and the payload: a u64 whose low bytes are the
-// kind, tagged, peer length and name length, then u64 trace high, trace low,
-// call id, span id, echoed id, i64 status, then the peer and name bytes
-// (each cut to max_task_text bytes at a character boundary; return points
-// carry none: their call's first point has them). 3 or 4 ring records.
+// to the collector: one unit. The header record is (marker, t0 = ticks,
+// t1 = head, sessions), the head holding the payload's size (bits 0-15), the
+// kind (16-23), tagged (24), and the peer's and name's lengths (32-39,
+// 40-47). The payload starts with u64 trace high, trace low, call id, span
+// id; then
+//  - a call's first point (call_out, request_in): the peer and name bytes,
+//    each cut to max_task_text bytes at a character boundary (3 ring records
+//    while they take at most 32 bytes together);
+//  - a return point (return_in, return_out): u64 echoed id, i64 status (3
+//    ring records; its call's first point has the peer and name).
+// The wire is the ring's alone: sinks and the .loupe file see task_point
+// records (base/record.hpp).
 #pragma once
 
 #include <cstddef>
@@ -20,11 +26,17 @@ namespace loupe::detail {
 
 /// Longest peer or call name kept with a task point, in bytes.
 inline constexpr std::size_t max_task_text = 128;
-inline constexpr std::size_t task_point_fixed = 8 + 6 * sizeof(std::uint64_t);
-inline constexpr std::size_t max_task_point_payload = task_point_fixed + 2 * max_task_text;
+/// The ids every point carries: trace high, trace low, call id, span id.
+inline constexpr std::size_t task_point_ids_bytes = 4 * sizeof(std::uint64_t);
+/// A return point's payload: the ids, the echoed id and the status.
+inline constexpr std::size_t task_return_payload = task_point_ids_bytes + 2 * sizeof(std::uint64_t);
+inline constexpr std::size_t max_task_point_payload = task_point_ids_bytes + 2 * max_task_text;
 inline constexpr std::size_t max_task_point_records =
     1 + (max_task_point_payload + sizeof(raw_record) - 1) / sizeof(raw_record);
+inline constexpr std::size_t task_return_records =
+    1 + (task_return_payload + sizeof(raw_record) - 1) / sizeof(raw_record);
 static_assert(max_task_point_payload <= max_unit_payload, "collector buffer holds a task point");
+static_assert(max_task_point_payload < 0x10000 && max_task_text < 0x100, "sizes fit the head's fields");
 
 /// How many bytes of `text` a task point keeps (never half a UTF-8 sequence).
 inline std::size_t task_text_kept(std::string_view text) noexcept {
@@ -34,31 +46,55 @@ inline std::size_t task_text_kept(std::string_view text) noexcept {
     return kept;
 }
 
+/// What every point of a call names: its task and the two calls it joins.
+struct task_point_ids {
+    std::uint64_t trace_high;
+    std::uint64_t trace_low;
+    std::uint64_t call_id;
+    std::uint64_t span_id;
+};
+
+/// The header's t1 of a point (see the top of this file).
+constexpr std::uint64_t task_point_head(std::size_t bytes, task_point_kind kind, bool tagged, std::size_t peer = 0,
+                                        std::size_t name = 0) noexcept {
+    return bytes | std::uint64_t{static_cast<std::uint8_t>(kind)} << 16 | std::uint64_t{tagged} << 24 |
+           std::uint64_t{peer} << 32 | std::uint64_t{name} << 40;
+}
+
+constexpr bool is_return_point(task_point_kind kind) noexcept {
+    return kind == task_point_kind::return_in || kind == task_point_kind::return_out;
+}
+
 namespace task_point_wire_detail {
 inline std::size_t announced_bytes(const raw_record& header) noexcept {
-    return static_cast<std::size_t>(header.t1 < max_task_point_payload ? header.t1 : max_task_point_payload);
+    const std::size_t bytes = header.t1 & 0xffff;
+    return bytes < max_task_point_payload ? bytes : max_task_point_payload;
 }
 inline void deliver(unit_delivery& unit) noexcept {
-    if (unit.bytes < task_point_fixed) return;
+    if (unit.bytes < task_point_ids_bytes) return;
+    const std::uint64_t head = unit.end_ticks;  // the header's t1
+    const unsigned kind = (head >> 16) & 0xff;
+    if (kind < 1 || kind > 4) return;  // not written by push_task_*: nothing to trust
     const unsigned char* p = unit.data;
-    std::uint64_t words[7];
-    std::memcpy(words, p, sizeof words);
-    const unsigned kind = words[0] & 0xff;
-    task_point t;
-    t.kind = kind >= 1 && kind <= 4 ? static_cast<task_point_kind>(kind) : task_point_kind::call_out;
-    t.tagged = ((words[0] >> 8) & 0xff) != 0;
-    std::size_t peer = (words[0] >> 16) & 0xff, name = (words[0] >> 24) & 0xff;
-    t.trace_high = words[1];
-    t.trace_low = words[2];
-    t.call_id = words[3];
-    t.span_id = words[4];
-    t.echoed_id = words[5];
-    t.status = static_cast<std::int64_t>(words[6]);
-    const std::size_t room = unit.bytes - task_point_fixed;
-    if (peer > room) peer = room;
-    if (name > room - peer) name = room - peer;
-    t.peer = std::string_view(reinterpret_cast<const char*>(p + task_point_fixed), peer);
-    t.name = std::string_view(reinterpret_cast<const char*>(p + task_point_fixed + peer), name);
+    const auto point_kind = static_cast<task_point_kind>(kind);
+    std::uint64_t ids[4];
+    std::memcpy(ids, p, sizeof ids);
+    std::uint64_t echoed = 0, status = 0;
+    std::string_view peer_text, name_text;
+    if (is_return_point(point_kind)) {
+        if (unit.bytes < task_return_payload) return;
+        std::memcpy(&echoed, p + task_point_ids_bytes, sizeof echoed);
+        std::memcpy(&status, p + task_point_ids_bytes + sizeof echoed, sizeof status);
+    } else {
+        std::size_t peer = (head >> 32) & 0xff, name = (head >> 40) & 0xff;
+        const std::size_t room = unit.bytes - task_point_ids_bytes;
+        if (peer > room) peer = room;
+        if (name > room - peer) name = room - peer;
+        peer_text = std::string_view(reinterpret_cast<const char*>(p + task_point_ids_bytes), peer);
+        name_text = std::string_view(reinterpret_cast<const char*>(p + task_point_ids_bytes + peer), name);
+    }
+    const task_point t{point_kind, ids[0], ids[1], ids[2], ids[3], echoed, static_cast<std::int64_t>(status),
+                       ((head >> 24) & 1) != 0, peer_text, name_text};
     record& rec = *unit.rec;
     rec.kind = record_kind::task_point;
     rec.begin_ns = rec.end_ns = unit.to_ns(unit.ticks);
@@ -72,34 +108,39 @@ inline constexpr unit_codec codec{&announced_bytes, nullptr, &deliver};
 /// Identity of task point header records; never recorded as a site.
 LOUPE_API inline constexpr unit_marker task_point_marker = make_unit_marker("<task point>", task_point_wire_detail::codec);
 
-/// Pushes `t` (taken now) to `sessions` as one unit, written straight into
-/// the ring when it has room without wrapping (else through push_or_count,
-/// which waits for a `block` session or counts the point lost).
-LOUPE_NOINLINE inline void push_task_point(const task_point& t, std::uint64_t sessions) noexcept {
+/// Pushes a call's first point (call_out, request_in), taken now, to
+/// `sessions` as one unit (see write_unit for the full ring).
+LOUPE_NOINLINE inline void push_task_first_point(std::uint64_t sessions, task_point_kind kind, bool tagged,
+                                                 const task_point_ids& ids, std::string_view peer,
+                                                 std::string_view name) noexcept {
     const std::uint64_t ticks = read_ticks();
-    const std::size_t peer = task_text_kept(t.peer), name = task_text_kept(t.name);
-    const std::size_t bytes = task_point_fixed + peer + name;
+    const std::size_t peer_kept = task_text_kept(peer), name_kept = task_text_kept(name);
+    const std::size_t bytes = task_point_ids_bytes + peer_kept + name_kept;
     const std::size_t records = 1 + (bytes + sizeof(raw_record) - 1) / sizeof(raw_record);
-    thread_state& ts = t_state;
-    raw_record local[max_task_point_records];
-    ring* rg = ts.owned_ring;
-    raw_record* slots = rg != nullptr ? rg->try_reserve(records) : nullptr;
-    raw_record* out = slots != nullptr ? slots : local;
-    out[0] = raw_record{&task_point_marker, ticks, bytes, sessions};
-    auto* payload = reinterpret_cast<unsigned char*>(out + 1);
-    std::memset(payload + (records - 2) * sizeof(raw_record), 0, sizeof(raw_record));  // the last record's tail
-    // The four bytes kind, tagged, peer length, name length, little-endian.
-    const std::uint64_t head = static_cast<std::uint64_t>(t.kind) | std::uint64_t{t.tagged} << 8 | peer << 16 | name << 24;
-    const std::uint64_t words[7] = {head, t.trace_high, t.trace_low, t.call_id, t.span_id, t.echoed_id,
-                                    static_cast<std::uint64_t>(t.status)};
-    std::memcpy(payload, words, sizeof words);
-    copy_payload_bytes(payload + task_point_fixed, t.peer.data(), peer);
-    copy_payload_bytes(payload + task_point_fixed + peer, t.name.data(), name);
-    if (LOUPE_LIKELY(slots != nullptr)) {
-        rg->commit(records);
-        return;
-    }
-    push_or_count(ts, sessions, local, records);
+    write_unit<max_task_point_records>(sessions, records, [&](raw_record* out) {
+        out[0] = raw_record{&task_point_marker, ticks, task_point_head(bytes, kind, tagged, peer_kept, name_kept),
+                            sessions};
+        auto* payload = reinterpret_cast<unsigned char*>(out + 1);
+        std::memset(payload + (records - 2) * sizeof(raw_record), 0, sizeof(raw_record));  // the last record's tail
+        std::memcpy(payload, &ids, sizeof ids);
+        copy_payload_bytes(payload + task_point_ids_bytes, peer.data(), peer_kept);
+        copy_payload_bytes(payload + task_point_ids_bytes + peer_kept, name.data(), name_kept);
+    });
+}
+
+/// Pushes a return point (return_in, return_out), taken now, to `sessions`
+/// as one unit of task_return_records records.
+LOUPE_NOINLINE inline void push_task_return_point(std::uint64_t sessions, task_point_kind kind, bool tagged,
+                                                  const task_point_ids& ids, std::uint64_t echoed,
+                                                  std::int64_t status) noexcept {
+    const std::uint64_t ticks = read_ticks();
+    write_unit<task_return_records>(sessions, task_return_records, [&](raw_record* out) {
+        out[0] = raw_record{&task_point_marker, ticks, task_point_head(task_return_payload, kind, tagged), sessions};
+        const std::uint64_t words[8] = {ids.trace_high, ids.trace_low,  ids.call_id, ids.span_id,
+                                        echoed,         static_cast<std::uint64_t>(status), 0, 0};
+        static_assert(sizeof words == (task_return_records - 1) * sizeof(raw_record), "the records, tail zeroed");
+        std::memcpy(out + 1, words, sizeof words);
+    });
 }
 
 }  // namespace loupe::detail
