@@ -12,6 +12,9 @@
 #   method_site.cpp       + <loupe/params.hpp> and <loupe/io.hpp>: one method site, one wrapped read
 #   session_starting.cpp  <loupe/session.hpp>: start a session with a file sink, stop it
 #   compiled_out.cpp      one_zone.cpp with -DLOUPE_ENABLED=0
+#   *_separate            the same files with -DLOUPE_SEPARATE_IMPLEMENTATION=1
+#                         (base/config.hpp), and implementation.cpp: the one
+#                         file of such a program that compiles the shared parts
 #
 # usage: bash bench/compile_cost.sh [-n RUNS] [-i]   (from the repository root)
 #   CXX    the compiler (default g++), e.g. CXX=clang++ or CXX="ccache g++"
@@ -77,6 +80,10 @@ units=(
     "method_site|bench/compile_cost/method_site.cpp|"
     "session_starting|bench/compile_cost/session_starting.cpp|"
     "compiled_out|bench/compile_cost/compiled_out.cpp|-DLOUPE_ENABLED=0"
+    "one_zone_separate|bench/compile_cost/one_zone.cpp|-DLOUPE_SEPARATE_IMPLEMENTATION=1"
+    "instrumenting_separate|bench/compile_cost/instrumenting.cpp|-DLOUPE_SEPARATE_IMPLEMENTATION=1"
+    "method_site_separate|bench/compile_cost/method_site.cpp|-DLOUPE_SEPARATE_IMPLEMENTATION=1"
+    "implementation|bench/compile_cost/implementation.cpp|-DLOUPE_SEPARATE_IMPLEMENTATION=1"
 )
 
 work=$(mktemp -d)
@@ -158,13 +165,13 @@ done
 
 header=("TU" "pp lines" "wall s" "cpu s" "peak MiB" "cpu/std_only" "peak/std_only")
 [ $count_instructions -eq 0 ] || header+=("M instr" "instr/std_only")
-printf '%-18s %12s %8s %8s %9s %12s %13s' "${header[@]:0:7}"
+printf '%-24s %12s %8s %8s %9s %12s %13s' "${header[@]:0:7}"
 [ $count_instructions -eq 0 ] || printf ' %9s %14s' "${header[@]:7}"
 echo
 for r in "${results[@]}"; do
     read -r name lines wall cpu peak instructions <<<"$r"
     if [ "$lines" = FAILED ]; then
-        printf '%-18s %12s\n' "$name" "(does not compile: see above)"
+        printf '%-24s %12s\n' "$name" "(does not compile: see above)"
         continue
     fi
     awk -v name="$name" -v lines="$lines" -v wall="$wall" -v cpu="$cpu" -v peak="$peak" \
@@ -172,7 +179,7 @@ for r in "${results[@]}"; do
         -v show_ins="$count_instructions" 'BEGIN {
             rc = (bcpu != "" && bcpu > 0) ? sprintf("%.1fx", cpu / bcpu) : "-"
             rp = (bpeak != "" && bpeak > 0) ? sprintf("%.1fx", peak / bpeak) : "-"
-            printf "%-18s %12d %8.2f %8.2f %9.1f %12s %13s", name, lines, wall, cpu, peak / 1024, rc, rp
+            printf "%-24s %12d %8.2f %8.2f %9.1f %12s %13s", name, lines, wall, cpu, peak / 1024, rc, rp
             if (show_ins == 1) {
                 mi = (ins != "-") ? sprintf("%.0f", ins / 1e6) : "-"
                 ri = (ins != "-" && bins != "-" && bins > 0) ? sprintf("%.2fx", ins / bins) : "-"

@@ -18,6 +18,38 @@
 #    error "LOUPE_ENABLED must be 0 or 1"
 #endif
 
+/// LOUPE_SEPARATE_IMPLEMENTATION: 0 (default) or 1. With 0 loupe is
+/// header-only: the out-of-line parts that instrumenting code shares
+/// (setting and ending context frames, the full-ring paths, the flow-id
+/// refill, the calls into the runtime for session lookup and zone
+/// metrics, the clock fallback) are inline functions, compiled in every
+/// file that uses them.
+/// With 1, defined for every file of the program, each file only declares
+/// them, and the one file that defines LOUPE_IMPLEMENTATION to 1 before any
+/// loupe include compiles them (`#include <loupe/implementation.hpp>`): an
+/// instrumenting file compiles faster (docs/performance.md, "Compile cost").
+#ifndef LOUPE_SEPARATE_IMPLEMENTATION
+#    define LOUPE_SEPARATE_IMPLEMENTATION 0
+#endif
+#ifndef LOUPE_IMPLEMENTATION
+#    define LOUPE_IMPLEMENTATION 0
+#endif
+#if LOUPE_SEPARATE_IMPLEMENTATION != 0 && LOUPE_SEPARATE_IMPLEMENTATION != 1
+#    error "LOUPE_SEPARATE_IMPLEMENTATION must be 0 or 1"
+#endif
+#if LOUPE_IMPLEMENTATION != 0 && LOUPE_IMPLEMENTATION != 1
+#    error "LOUPE_IMPLEMENTATION must be 0 or 1 (1 in the one file that includes <loupe/implementation.hpp>)"
+#endif
+// Internal: the linkage of those shared parts (inline, or one external
+// definition), and whether this file compiles their bodies.
+#if LOUPE_SEPARATE_IMPLEMENTATION
+#    define LOUPE_DETAIL_SHARED_PART
+#    define LOUPE_DETAIL_DEFINES_SHARED_PARTS LOUPE_IMPLEMENTATION
+#else
+#    define LOUPE_DETAIL_SHARED_PART inline
+#    define LOUPE_DETAIL_DEFINES_SHARED_PARTS 1
+#endif
+
 #if defined(__x86_64__) || defined(__i386__)
 #    define LOUPE_ARCH_X86 1
 #else

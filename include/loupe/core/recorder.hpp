@@ -123,10 +123,15 @@ LOUPE_ALWAYS_INLINE std::uint32_t armed() noexcept { return g_hot.armed.load(std
 // Out of line, so that every call site stays one call. A thread that sees
 // a session armed before it sees the runtime's hooks treats its event as one
 // that came before the session started.
-LOUPE_NOINLINE inline std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) noexcept {
+#if LOUPE_DETAIL_DEFINES_SHARED_PARTS
+LOUPE_NOINLINE LOUPE_DETAIL_SHARED_PART std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) noexcept {
     const auto f = g_recorder.refresh_sessions.load(std::memory_order_acquire);
     return f ? f(ts, kind) : 0;
 }
+#else
+// Compiled by the implementation file alone (base/config.hpp).
+std::uint64_t refresh_sessions(thread_state& ts, site_kind kind) noexcept;
+#endif
 
 /// The session slots that want events of `kind` from this thread (0: none).
 LOUPE_ALWAYS_INLINE std::uint64_t sessions_for(site_kind kind) noexcept {
@@ -139,7 +144,12 @@ LOUPE_ALWAYS_INLINE std::uint64_t sessions_for(site_kind kind) noexcept {
 
 // Out of line, so that a site inlines only the TSC read: CLOCK_MONOTONIC
 // when the TSC is not usable.
-LOUPE_NOINLINE inline std::uint64_t steady_ticks() noexcept { return steady_ns(); }
+#if LOUPE_DETAIL_DEFINES_SHARED_PARTS
+LOUPE_NOINLINE LOUPE_DETAIL_SHARED_PART std::uint64_t steady_ticks() noexcept { return steady_ns(); }
+#else
+// Compiled by the implementation file alone (base/config.hpp).
+std::uint64_t steady_ticks() noexcept;
+#endif
 
 LOUPE_ALWAYS_INLINE std::uint64_t read_ticks() noexcept {
     return LOUPE_LIKELY(g_hot.use_tsc.load(std::memory_order_relaxed)) ? tick_clock::rdtsc() : steady_ticks();
@@ -214,11 +224,17 @@ inline ring* adopt_successor(thread_state& ts) noexcept {
     return next;
 }
 
-LOUPE_NOINLINE inline void push_slow(const site* where, std::uint64_t t0, std::uint64_t t1,
-                                     std::uint64_t sessions) noexcept {
+#if LOUPE_DETAIL_DEFINES_SHARED_PARTS
+LOUPE_NOINLINE LOUPE_DETAIL_SHARED_PART void push_slow(const site* where, std::uint64_t t0, std::uint64_t t1,
+                                                       std::uint64_t sessions) noexcept {
     const raw_record record{where, t0, t1, sessions};
     push_or_count(t_state, sessions, &record, 1);
 }
+#else
+// Compiled by the implementation file alone (base/config.hpp).
+void push_slow(const site* where, std::uint64_t t0, std::uint64_t t1,
+               std::uint64_t sessions) noexcept;
+#endif
 
 /// Appends one record to this thread's ring; never blocks unless a session
 /// with the `block` policy asked for it, never throws.
@@ -233,14 +249,26 @@ inline std::uint64_t tagging(std::uint64_t sessions, std::string_view peer, std:
     return g_recorder.tagging.load(std::memory_order_acquire)(sessions, peer, name);
 }
 
-LOUPE_NOINLINE inline const metric_plan* enter_zone_metrics(const metric_plan* plan) noexcept {
+#if LOUPE_DETAIL_DEFINES_SHARED_PARTS
+LOUPE_NOINLINE LOUPE_DETAIL_SHARED_PART const metric_plan* enter_zone_metrics(const metric_plan* plan) noexcept {
     return g_recorder.enter_zone_metrics.load(std::memory_order_acquire)(plan);
 }
+#else
+// Compiled by the implementation file alone (base/config.hpp).
+const metric_plan* enter_zone_metrics(const metric_plan* plan) noexcept;
+#endif
 
-LOUPE_NOINLINE inline void push_zone_with_metrics(const site* where, std::uint64_t t0, std::uint64_t sessions,
-                                                  const metric_plan& plan) noexcept {
+#if LOUPE_DETAIL_DEFINES_SHARED_PARTS
+LOUPE_NOINLINE LOUPE_DETAIL_SHARED_PART void push_zone_with_metrics(const site* where, std::uint64_t t0,
+                                                                    std::uint64_t sessions,
+                                                                    const metric_plan& plan) noexcept {
     g_recorder.push_zone_with_metrics.load(std::memory_order_acquire)(where, t0, sessions, plan);
 }
+#else
+// Compiled by the implementation file alone (base/config.hpp).
+void push_zone_with_metrics(const site* where, std::uint64_t t0, std::uint64_t sessions,
+                            const metric_plan& plan) noexcept;
+#endif
 
 /// The exit of a recorded zone that began at `t0` (with `plan`'s metric
 /// entry values on the thread's stack when `plan` is set): reads the exit

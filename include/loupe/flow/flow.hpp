@@ -104,7 +104,8 @@ inline void register_flow_reseed() noexcept {
 /// Takes a new block of counters for the calling thread; the first call in
 /// the process also seeds the salt (threads that race agree on one: the
 /// first compare-exchange wins).
-LOUPE_NOINLINE inline void refill_flow_ids(flow_id_block& block) noexcept {
+#if LOUPE_DETAIL_DEFINES_SHARED_PARTS
+LOUPE_NOINLINE LOUPE_DETAIL_SHARED_PART void refill_flow_ids(flow_id_block& block) noexcept {
     if (LOUPE_UNLIKELY(g_flow_ids.salt.load(std::memory_order_relaxed) == 0)) {
         std::uint64_t expected = 0;
         g_flow_ids.salt.compare_exchange_strong(expected, make_flow_salt(), std::memory_order_relaxed);
@@ -113,6 +114,10 @@ LOUPE_NOINLINE inline void refill_flow_ids(flow_id_block& block) noexcept {
     block.next = g_flow_ids.next.fetch_add(flow_id_block_size, std::memory_order_relaxed);
     block.end = block.next + flow_id_block_size;
 }
+#else
+// Compiled by the implementation file alone (base/config.hpp).
+void refill_flow_ids(flow_id_block& block) noexcept;
+#endif
 
 }  // namespace detail
 

@@ -93,7 +93,8 @@ LOUPE_API inline thread_local context_state t_context;
 enum class context_misuse : unsigned { too_deep, foreign_thread, out_of_order };
 
 /// Reports a misuse through the error handler, once per kind per process.
-LOUPE_API LOUPE_COLD inline void report_context_misuse(context_misuse kind) noexcept {
+#if LOUPE_DETAIL_DEFINES_SHARED_PARTS
+LOUPE_API LOUPE_COLD LOUPE_DETAIL_SHARED_PART void report_context_misuse(context_misuse kind) noexcept {
     static const char* const messages[] = {
         "context scopes nested deeper than 32 levels or holding more than 2 KiB of values on one thread; "
         "the innermost scope is ignored",
@@ -106,6 +107,10 @@ LOUPE_API LOUPE_COLD inline void report_context_misuse(context_misuse kind) noex
     const auto i = static_cast<unsigned>(kind);
     if (!reported[i].exchange(true, std::memory_order_relaxed)) report_error(messages[i]);
 }
+#else
+// Compiled by the implementation file alone (base/config.hpp).
+LOUPE_API LOUPE_COLD void report_context_misuse(context_misuse kind) noexcept;
+#endif
 
 /// A frame handle kept by a scope: which frame, and which thread owns it.
 struct context_token {
@@ -139,9 +144,10 @@ struct context_values {
 /// the frame also sets the task to `*task` (an invalid one: none).
 /// Out of line, its loops over the set fields only: every scope calls the
 /// same copy, so a file with many scopes compiles it once.
-LOUPE_NOINLINE inline context_token push_context(std::uint8_t mask, const context_values* values,
-                                                 std::uint8_t truncated = 0,
-                                                 const tasks::task_context* task = nullptr) noexcept {
+#if LOUPE_DETAIL_DEFINES_SHARED_PARTS
+LOUPE_NOINLINE LOUPE_DETAIL_SHARED_PART context_token push_context(std::uint8_t mask, const context_values* values,
+                                                                   std::uint8_t truncated = 0,
+                                                                   const tasks::task_context* task = nullptr) noexcept {
     context_state& c = t_context;
     std::uint8_t lengths[context_fields] = {};
     std::size_t bytes = 0;
@@ -193,6 +199,12 @@ LOUPE_NOINLINE inline context_token push_context(std::uint8_t mask, const contex
     context_changed();
     return token;
 }
+#else
+// Compiled by the implementation file alone (base/config.hpp).
+context_token push_context(std::uint8_t mask, const context_values* values,
+                           std::uint8_t truncated = 0,
+                           const tasks::task_context* task = nullptr) noexcept;
+#endif
 
 /// push_context for one field: the common case, kept short.
 inline context_token push_field(std::size_t f, std::string_view value) noexcept {
@@ -241,7 +253,8 @@ inline void restore_frame(context_state& c, const context_frame& fr) noexcept {
 
 /// pop_context for a scope that changed something: out of line, so that a
 /// scope's end (twice in a function that may throw) stays a test and a call.
-LOUPE_NOINLINE inline void pop_frame(context_token token) noexcept {
+#if LOUPE_DETAIL_DEFINES_SHARED_PARTS
+LOUPE_NOINLINE LOUPE_DETAIL_SHARED_PART void pop_frame(context_token token) noexcept {
     context_state& c = t_context;
     if (LOUPE_UNLIKELY(token.owner != &c)) {
         report_context_misuse(context_misuse::foreign_thread);
@@ -259,6 +272,10 @@ LOUPE_NOINLINE inline void pop_frame(context_token token) noexcept {
     } while (c.depth > 0 && c.frames[c.depth - 1].dead);
     context_changed();
 }
+#else
+// Compiled by the implementation file alone (base/config.hpp).
+void pop_frame(context_token token) noexcept;
+#endif
 
 /// Ends the frame of `token`. LIFO is the normal case; anything else is
 /// reported once and handled without corrupting the context.

@@ -336,41 +336,12 @@ private:
     // fits() when the last tail seen says no: sets a waiting frame aside or
     // looks at the collector's tail again. Out of line: every push site
     // inlines fits(), so its rare part stays out of them.
-    LOUPE_NOINLINE bool fits_slow(std::size_t n) noexcept {
-        if (LOUPE_UNLIKELY(frame_end_ != 0)) {
-            set_frame_aside();
-            if (producer_head_ + n - cached_tail_ <= capacity_) return true;
-        }
-        const std::uint64_t h = producer_head_;
-        if (full_skips_ != 0) {
-            --full_skips_;
-            return false;
-        }
-        cached_tail_ = tail_.load(std::memory_order_acquire);
-        if (h + n - cached_tail_ <= capacity_) return true;
-        full_skips_ = full_skip_events;
-        return false;
-    }
+    LOUPE_NOINLINE LOUPE_DETAIL_SHARED_PART bool fits_slow(std::size_t n) noexcept;
 
     // Producer only: a push comes while a frame waits in place. Open (its
     // chains are recording): its slots are left behind as a skipped unit
     // and the push goes after them. Closed: its payload is copied out.
-    LOUPE_NOINLINE void set_frame_aside() noexcept {
-        const std::uint64_t h = producer_head_;
-        if (frame_spill_ == nullptr) {  // open
-            raw_record& skipped = slots_[h & mask_];
-            skipped.where = &skipped_unit_marker;
-            skipped.t0 = 0;
-            skipped.t1 = (frame_end_ - h - 1) * sizeof(raw_record);
-            skipped.sessions = 0;
-            frame_start_ = h;
-            producer_head_ = frame_end_;
-        } else {
-            std::memcpy(frame_spill_, &slots_[(h + 1) & mask_], frame_bytes_);
-        }
-        frame_end_ = 0;
-        cached_tail_ = frame_tail_;
-    }
+    LOUPE_NOINLINE LOUPE_DETAIL_SHARED_PART void set_frame_aside() noexcept;
 
     // Producer only: the next head, published to the collector.
     void publish(std::uint64_t h) noexcept {
@@ -404,5 +375,42 @@ private:
     std::string name_;
     std::atomic<std::uint32_t> name_version_{0};
 };
+
+// The ring's shared out-of-line parts (base/config.hpp): inline, or
+// compiled by the implementation file alone.
+#if LOUPE_DETAIL_DEFINES_SHARED_PARTS
+bool ring::fits_slow(std::size_t n) noexcept {
+    if (LOUPE_UNLIKELY(frame_end_ != 0)) {
+        set_frame_aside();
+        if (producer_head_ + n - cached_tail_ <= capacity_) return true;
+    }
+    const std::uint64_t h = producer_head_;
+    if (full_skips_ != 0) {
+        --full_skips_;
+        return false;
+    }
+    cached_tail_ = tail_.load(std::memory_order_acquire);
+    if (h + n - cached_tail_ <= capacity_) return true;
+    full_skips_ = full_skip_events;
+    return false;
+}
+
+void ring::set_frame_aside() noexcept {
+    const std::uint64_t h = producer_head_;
+    if (frame_spill_ == nullptr) {  // open
+        raw_record& skipped = slots_[h & mask_];
+        skipped.where = &skipped_unit_marker;
+        skipped.t0 = 0;
+        skipped.t1 = (frame_end_ - h - 1) * sizeof(raw_record);
+        skipped.sessions = 0;
+        frame_start_ = h;
+        producer_head_ = frame_end_;
+    } else {
+        std::memcpy(frame_spill_, &slots_[(h + 1) & mask_], frame_bytes_);
+    }
+    frame_end_ = 0;
+    cached_tail_ = frame_tail_;
+}
+#endif
 
 }  // namespace loupe::detail
