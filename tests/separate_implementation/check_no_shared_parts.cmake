@@ -14,7 +14,9 @@ execute_process(COMMAND "${NM}" -C --undefined-only "${OBJECT}"
 if(NOT defined_rc EQUAL 0 OR NOT undefined_rc EQUAL 0)
     message(FATAL_ERROR "${NM} could not read ${OBJECT}: ${nm_error}${nm_error2}")
 endif()
-set(parts push_context pop_frame report_context_misuse refill_flow_ids ring::fits_slow ring::set_frame_aside push_slow)
+# Every function that base/config.hpp's LOUPE_DETAIL_DEFINES_SHARED_PARTS guards.
+set(parts push_context pop_frame report_context_misuse refill_flow_ids ring::fits_slow ring::set_frame_aside
+    push_slow refresh_sessions steady_ticks enter_zone_metrics push_zone_with_metrics)
 foreach(part IN LISTS parts)
     string(FIND "${defined}" "loupe::detail::${part}(" at)
     if(NOT at EQUAL -1)
@@ -23,7 +25,7 @@ foreach(part IN LISTS parts)
 endforeach()
 # The file uses context scopes, flows and zones: it must refer to those parts,
 # or this check would prove nothing.
-foreach(part push_context pop_frame refill_flow_ids push_slow)
+foreach(part push_context pop_frame refill_flow_ids push_slow refresh_sessions)
     string(FIND "${undefined}" "loupe::detail::${part}(" at)
     if(at EQUAL -1)
         message(FATAL_ERROR "${OBJECT} does not refer to loupe::detail::${part}: the check proves nothing")
