@@ -7,8 +7,10 @@
 #include <gtest/gtest.h>
 
 #include <condition_variable>
+#include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -249,6 +251,31 @@ TEST(SinkBatch, TwoSessionsEachGetTheWholeRunUnderTheirOwnName) {
     EXPECT_EQ(b.stop().delivered, static_cast<std::uint64_t>(zones));
     expect_alternating_in_order(first->zones(), zones, "first");
     expect_alternating_in_order(second->zones(), zones, "second");
+}
+
+TEST(SinkBatch, EachThreadsRunNamesItsOwnThread) {
+    auto probe = std::make_shared<batch_probe>();
+    auto session = loupe::start_session(batch_config("two-threads", {probe}));
+    // Both rings wait behind the gate, so one collector pass drains both.
+    constexpr int per_thread = 300;
+    for (const char* name : {"first-thread", "second-thread"}) {
+        std::thread([name] {
+            for (int i = 0; i < per_thread; ++i) {
+                if (name[0] == 'f') {
+                    LOUPE_ZONE("first-thread");
+                } else {
+                    LOUPE_ZONE("second-thread");
+                }
+            }
+        }).join();
+    }
+    probe->open_gate();
+    EXPECT_EQ(session.stop().delivered, 2u * per_thread);
+    std::map<std::string, std::set<std::uint64_t>> threads_of;
+    for (const auto& z : probe->zones()) threads_of[z.name].insert(z.thread_id);
+    ASSERT_EQ(threads_of["first-thread"].size(), 1u);
+    ASSERT_EQ(threads_of["second-thread"].size(), 1u);
+    EXPECT_NE(*threads_of["first-thread"].begin(), *threads_of["second-thread"].begin());
 }
 
 TEST(SinkBatch, AZoneBegunForAnEarlierSessionInTheSlotStaysOutOfTheNewSessionsBatch) {

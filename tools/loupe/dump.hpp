@@ -363,6 +363,7 @@ private:
             case loupe::site_kind::unit: break;  // a ring unit header, never a site's kind
             case loupe::site_kind::zone_arg: break;  // a zone argument's key: never a SITE record
             case loupe::site_kind::task: break;      // the task points' gate: never a SITE record
+            case loupe::site_kind::zone_metrics: break;  // a ring's metric deltas: never a SITE record
         }
         return "?";
     }

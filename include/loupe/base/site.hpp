@@ -24,11 +24,12 @@ enum class site_kind : std::uint8_t {
     unit = 8,
     zone_arg = 9,  ///< a zone argument's key (core/zone_arg.hpp); rides its zone, not a session kind
     task = 10,     ///< the gate of task points (tasks/call_scopes.hpp); never a site's own kind
+    zone_metrics = 11,  ///< a zone's metric deltas in a ring (core/zone_metrics.hpp); never a site's own kind
 };
 
 /// Number of session-recordable site_kind values plus one (kinds index
 /// arrays by their value; `unit` and `zone_arg` are not recordable, their
-/// slots stay empty).
+/// slots stay empty; `zone_metrics` marks ring records only and has none).
 inline constexpr unsigned site_kind_slots = 11;
 
 /// Bit masks of event kinds, for `session_config::kinds`.

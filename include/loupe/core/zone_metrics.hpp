@@ -28,8 +28,10 @@ struct metric_plan {
 
 /// Header of a zone-with-metrics unit: t0 = the plan's address, t1 = the
 /// first metric's delta; the other deltas follow (8 bytes each, 4 a record),
-/// then the zone record.
-LOUPE_API inline constexpr site zone_metrics_marker{"loupe.zone_metrics", "", "", 0, site_kind::zone};
+/// then the zone record. Its kind is none of the plain events', so the
+/// collector's batch of plain events stops at it with the same one table
+/// load that tells a zone from an instant.
+LOUPE_API inline constexpr site zone_metrics_marker{"loupe.zone_metrics", "", "", 0, site_kind::zone_metrics};
 
 /// The calling thread's current value of pull metric `id` (0 when it cannot
 /// be read: the delta is then 0).

@@ -296,12 +296,14 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             s.send(rec);
         }
     };
-    // Fills `out` with the plain event `raw`, whose record kind is `plain`.
-    const auto fill_plain = [&](record& out, const raw_record& raw, record_kind plain) {
+    // Fills `out` with the plain event `raw`, whose record kind is `plain`,
+    // converting its ticks with `clock` (a local copy in a loop: the records
+    // it writes could alias clock_, whose fields would be reloaded each time).
+    const auto fill_plain = [](record& out, const raw_record& raw, record_kind plain, const tick_clock& clock) {
         out.kind = plain;
         out.where = raw.where;
-        out.begin_ns = clock_.to_ns(raw.t0);
-        const std::uint64_t end_ns = clock_.to_ns(raw.t1);
+        out.begin_ns = clock.to_ns(raw.t0);
+        const std::uint64_t end_ns = clock.to_ns(raw.t1);
         out.end_ns = plain == record_kind::zone ? end_ns : out.begin_ns;
         double value;
         std::memcpy(&value, &raw.t1, sizeof value);
@@ -313,22 +315,21 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
     // batch: each session gets its share as one sink batch, or event by
     // event when some of them are not its own (a stale slot bit: begun
     // before the session started). Returns the events taken.
+    std::size_t thread_filled = 0;  // leading batch entries that name this ring's thread
     const auto event_run = [&](const raw_record* first, std::size_t run) -> std::size_t {
         const std::size_t limit = std::min(run, sink::max_batch_records);
+        for (; thread_filled < limit; ++thread_filled) event_batch_[thread_filled].thread = &thread;
         std::uint64_t every = ~std::uint64_t{0};  // sessions of all events of the batch
         std::uint64_t some = 0;                   // sessions of any of them
         std::uint64_t oldest = first[0].t0;
+        const tick_clock clock = clock_;
         std::size_t n = 0;
         for (; n < limit; ++n) {
             const raw_record& raw = first[n];
+            // Metric deltas (zone_metrics_marker) and unit headers are not plain.
             const record_kind plain = collector_detail::plain_event_kind(raw.where->kind);
-            if (plain == collector_detail::not_plain || raw.where == &zone_metrics_marker ||
-                (raw.sessions & ~live_mask) != 0) {
-                break;
-            }
-            record& event = event_batch_[n];
-            event.thread = &thread;
-            fill_plain(event, raw, plain);
+            if (plain == collector_detail::not_plain || (raw.sessions & ~live_mask) != 0) break;
+            fill_plain(event_batch_[n], raw, plain, clock);
             every &= raw.sessions;
             some |= raw.sessions;
             if (static_cast<std::int64_t>(raw.t0 - oldest) < 0) oldest = raw.t0;
@@ -338,11 +339,18 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             const std::uint64_t bit = std::uint64_t{1} << slot;
             session_state& s = *live[slot];
             if ((every & bit) != 0 && static_cast<std::int64_t>(oldest - s.start_ticks) >= 0) {
-                for (std::size_t k = 0; k < n; ++k) event_batch_[k].session = &s.info;
+                if (batch_session_ != &s.info) {
+                    batch_session_ = &s.info;
+                    batch_session_filled_ = 0;
+                }
+                for (; batch_session_filled_ < n; ++batch_session_filled_) {
+                    event_batch_[batch_session_filled_].session = &s.info;
+                }
                 collector_detail::bump(s.delivered, n);
                 s.send_batch(event_batch_, n);
                 continue;
             }
+            batch_session_ = nullptr;  // entries of other sessions get written below
             for (std::size_t k = 0; k < n; ++k) {
                 if ((first[k].sessions & bit) == 0 || static_cast<std::int64_t>(first[k].t0 - s.start_ticks) < 0) {
                     continue;
@@ -416,7 +424,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         if (targets == 0) return true;
         const record_kind plain = collector_detail::plain_event_kind(raw.where->kind);
         if (plain != collector_detail::not_plain) {  // a zone carrying deltas, or of stale slot bits
-            fill_plain(rec, raw, plain);
+            fill_plain(rec, raw, plain, clock_);
         } else if (raw.where->kind == site_kind::zone_arg) {  // a number; text comes as a unit (zone_arg_record.hpp)
             rec.kind = record_kind::zone_arg;
             rec.where = raw.where;

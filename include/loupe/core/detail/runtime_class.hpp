@@ -696,8 +696,12 @@ private:
     alignas(64) metric_value selected_metrics_[max_zone_metrics];
     // Collector only: a run of plain events (zones, instants, counters, flow
     // points) as its sinks' batch. Only the fields such events vary in are
-    // written; the rest keep their defaults.
+    // written; the rest keep their defaults. The thread and the session
+    // change per ring and per session, not per event: the leading
+    // batch_session_filled_ entries name batch_session_ already.
     record event_batch_[sink::max_batch_records];
+    const session_info* batch_session_ = nullptr;
+    std::size_t batch_session_filled_ = 0;
 };
 
 // ------------------------------------------------------------- the instance
