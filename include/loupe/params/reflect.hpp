@@ -53,6 +53,9 @@ struct field_entry final : member_entry {
         const auto& e = static_cast<const field_entry&>(self);
         next(std::addressof(static_cast<const C*>(object)->*e.member), out);
     }
+    static const void* locate(const member_entry& self, const void* object) noexcept {
+        return std::addressof(static_cast<const C*>(object)->*static_cast<const field_entry&>(self).member);
+    }
 };
 
 template <class F>
@@ -184,6 +187,7 @@ public:
         e->key = detail::member_key(name);
         e->result = detail::type_desc_of<M>();
         e->access = &detail::field_entry<C, M>::read;
+        e->address = &detail::field_entry<C, M>::locate;
         e->member = member;
         add(e, false);
         return *this;

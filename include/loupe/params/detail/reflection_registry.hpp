@@ -42,6 +42,9 @@ struct member_entry {
     /// adjusted) and continues with it; a throwing method gives ExceptionInCall.
     void (*access)(const member_entry& self, const void* object, const continuation& next,
                    value_writer& out) noexcept = nullptr;
+    /// A data member's address in `object` (null for methods, whose result
+    /// is a temporary): a chain goes on with it without a continuation.
+    const void* (*address)(const member_entry& self, const void* object) noexcept = nullptr;
     virtual ~member_entry() = default;
 };
 

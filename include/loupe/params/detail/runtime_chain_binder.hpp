@@ -269,7 +269,7 @@ struct chain_binder {
                         return fail(m, cls->second.name + " has no " + what + " '" + m.name + "' (registered " + what +
                                            "s: " + (list.empty() ? "none" : list) + ")");
                     }
-                    s.run = &chain_steps::member;
+                    s.run = s.member->address != nullptr ? &chain_steps::field : &chain_steps::member;
                     cur = s.member->result;
                     break;
                 }
@@ -401,8 +401,10 @@ struct chain_binder {
             number = parsed.modifiers.size();
             return fail(parsed.modifiers.back(), "its result, " + name_of(cur) + "," + why);
         }
+        chain->step_count_ = chain->steps_.size();
         chain->final_adjust_ = std::move(final_adjust);
         chain->final_ = end;
+        chain->final_write_ = end->write;
         chain->result_kind_ = end->kind;
         result.chain = std::move(chain);
         return result;

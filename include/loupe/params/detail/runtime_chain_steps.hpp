@@ -10,8 +10,11 @@
 // a step hands it to the rest of the chain (bound_chain::next, or a
 // continuation for getters that produce it) while it is still alive. That
 // keeps `evaluate` noexcept and free of heap allocation, at one indirect
-// call per step. Failures write a status (NullInCall, InvalidIndex,
-// CastFailed, ...) instead of a value and stop the chain.
+// call per step. A data member is no temporary: its step goes on with its
+// address (chain_steps::field), and a chain without steps calls the value's
+// writer straight away (bound_chain::write_value). Failures write a status
+// (NullInCall, InvalidIndex, CastFailed, ...) instead of a value and stop
+// the chain.
 //
 // Thread-safety: a bound chain is immutable and may be evaluated by many
 // threads at once; type_of's per-step name cache is atomic.
@@ -83,8 +86,12 @@ public:
 
     // --- internals, used by the steps ---
     void run(std::size_t index, const void* object, value_writer& out) const noexcept {
-        if (index < steps_.size()) {
+        if (index < step_count_) {
             steps_[index].run(*this, index, object, out);
+            return;
+        }
+        if (final_adjust_.empty()) {
+            final_write_(object, out);
             return;
         }
         const void* p = object;
@@ -95,15 +102,21 @@ public:
                 return;
             }
         }
-        final_->write(p, out);
+        final_write_(p, out);
     }
     const bound_step& step(std::size_t index) const noexcept { return steps_[index]; }
 
     /// What a site's runtime_chain_ref calls with index 0: the first step's
     /// function, or (no modifiers) the one that writes the value.
-    bound_step::run_fn entry() const noexcept { return steps_.empty() ? &run_from : steps_[0].run; }
+    bound_step::run_fn entry() const noexcept {
+        if (!steps_.empty()) return steps_[0].run;
+        return final_adjust_.empty() ? &write_value : &run_from;
+    }
     static void run_from(const bound_chain& chain, std::size_t index, const void* object, value_writer& out) noexcept {
         chain.run(index, object, out);
+    }
+    static void write_value(const bound_chain& chain, std::size_t, const void* object, value_writer& out) noexcept {
+        chain.final_write_(object, out);
     }
 
     /// Continues the chain after step `index` with `object`.
@@ -120,8 +133,10 @@ public:
 private:
     friend struct chain_binder;
     std::vector<bound_step> steps_;
+    std::size_t step_count_ = 0;  // steps_.size(), without a division per step
     std::vector<adjust_fn> final_adjust_;
     const type_desc* final_ = nullptr;
+    void (*final_write_)(const void* object, value_writer& out) noexcept = nullptr;  // final_->write
     value_kind result_kind_ = value_kind::unknown;
 };
 
@@ -219,6 +234,17 @@ inline void type_of(const bound_chain& chain, std::size_t index, const void* obj
 inline void member(const bound_chain& chain, std::size_t index, const void* object, value_writer& out) noexcept {
     LOUPE_DETAIL_STEP_PROLOGUE;
     s.member->access(*s.member, p, next, out);
+}
+
+/// A data member (member_entry::address): its address, no temporary.
+inline void field(const bound_chain& chain, std::size_t index, const void* object, value_writer& out) noexcept {
+    const bound_step& s = chain.step(index);
+    const void* p = adjusted(s, object);
+    if (p == nullptr) {
+        out.fail(value_kind::null_in_call);
+        return;
+    }
+    chain.next(index, s.member->address(*s.member, p), out);
 }
 
 inline void apply(const bound_chain& chain, std::size_t index, const void* object, value_writer& out) noexcept {
