@@ -48,13 +48,12 @@ inline std::string member_key(std::string_view name) {
 template <class C, class M>
 struct field_entry final : member_entry {
     M C::*member = nullptr;
-    static void read(const member_entry& self, const void* object, const continuation& next,
-                     value_writer& out) noexcept {
-        const auto& e = static_cast<const field_entry&>(self);
-        next(std::addressof(static_cast<const C*>(object)->*e.member), out);
-    }
     static const void* locate(const member_entry& self, const void* object) noexcept {
         return std::addressof(static_cast<const C*>(object)->*static_cast<const field_entry&>(self).member);
+    }
+    static void read(const member_entry& self, const void* object, const continuation& next,
+                     value_writer& out) noexcept {
+        next(locate(self, object), out);
     }
 };
 

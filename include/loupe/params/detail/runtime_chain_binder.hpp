@@ -403,7 +403,6 @@ struct chain_binder {
         }
         chain->step_count_ = chain->steps_.size();
         chain->final_adjust_ = std::move(final_adjust);
-        chain->final_ = end;
         chain->final_write_ = end->write;
         chain->result_kind_ = end->kind;
         result.chain = std::move(chain);

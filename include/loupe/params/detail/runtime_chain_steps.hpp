@@ -135,8 +135,7 @@ private:
     std::vector<bound_step> steps_;
     std::size_t step_count_ = 0;  // steps_.size(), without a division per step
     std::vector<adjust_fn> final_adjust_;
-    const type_desc* final_ = nullptr;
-    void (*final_write_)(const void* object, value_writer& out) noexcept = nullptr;  // final_->write
+    void (*final_write_)(const void* object, value_writer& out) noexcept = nullptr;  // the end type's writer
     value_kind result_kind_ = value_kind::unknown;
 };
 
