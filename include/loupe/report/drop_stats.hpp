@@ -8,7 +8,7 @@
 // A DROPPED record says how many events a thread lost since the previous
 // report; the reader places it at the end of the thread's last event before
 // it (trace_drop::after_ns): the events were lost after that, before the
-// collector reported them (within about a collector pass, 100 us to a
+// collector reported them (within about a collector pass, 200 us to a
 // millisecond on a busy machine). Windows split the session into equal
 // parts; an event counts in the window where it ends (a zone is recorded when
 // it ends), a loss in the window of its after_ns. The share is
