@@ -90,10 +90,6 @@ public:
             steps_[index].run(*this, index, object, out);
             return;
         }
-        if (final_adjust_.empty()) {
-            final_write_(object, out);
-            return;
-        }
         const void* p = object;
         for (adjust_fn f : final_adjust_) {
             p = f(p);
