@@ -12,6 +12,8 @@
 #include <loupe/viewer/perfetto.hpp>
 
 #include <algorithm>
+#include <cstdint>
+#include <iterator>
 #include <map>
 #include <string>
 #include <thread>
@@ -422,20 +424,44 @@ TEST(TaskCalls, LongPeerAndNameAreCutAtACharacterBoundary) {
 // round the ring's end (then record by record): in a small ring, calls whose
 // peers and names of every length put units across the end at every offset
 // arrive whole and in order either way.
+// Returns are 2 ring records when the head can say the echo and the status,
+// else 3: every shape, wrapping round a small ring at every offset.
 TEST(TaskCalls, PointsArriveWholeWhereverTheirUnitsLieInTheRing) {
     loupe::session_config cfg;
     cfg.kinds = loupe::kinds::tasks;
-    cfg.ring_bytes = 4096;  // 128 records: a unit of 3 to 5 wraps every few dozen calls
+    cfg.ring_bytes = 4096;  // 128 records: a unit of 2 to 5 wraps every few dozen calls
     cfg.memory_budget = 0;
     cfg.overflow = loupe::overflow_policy::block;
     constexpr int calls = 3000;
     const auto peer_of = [](int i) { return std::string(static_cast<std::size_t>(1 + i % 61), static_cast<char>('a' + i % 26)); };
     const auto name_of = [](int i) { return "call " + std::to_string(i); };
+    // Statuses inside and just outside 16 bits, and the extremes.
+    const auto status_of = [](int i) -> std::int64_t {
+        switch (i % 6) {
+            case 0: return i;
+            case 1: return -1;
+            case 2: return 32767 + i;             // 32767 fits; from 32768 on it does not
+            case 3: return -32768 - i;            // -32768 fits; below it does not
+            case 4: return std::int64_t{1} << 40;
+            default: return i % 12 == 5 ? INT64_MIN : INT64_MAX;
+        }
+    };
+    // No echo, an echo of another span, or none readable (a foreign trace).
+    const auto echo_of = [](int i) -> std::uint64_t { return i % 5 == 1 ? 0x1234'5678'9abc'def0ull + static_cast<std::uint64_t>(i) : 0; };
     const loupe::trace t = record("task_wrap", cfg, [&] {
         std::thread caller([&] {  // a new thread: its ring has the session's size
             for (int i = 0; i < calls; ++i) {
                 tasks::outgoing_call c(peer_of(i), name_of(i));
-                c.returned(i);
+                const std::uint64_t echo = echo_of(i);
+                if (echo == 0) {
+                    c.returned(status_of(i));
+                } else {
+                    tasks::task_context callee = c.context();
+                    callee.span = echo;
+                    const std::map<std::string, std::string> response{
+                        {"traceresponse", std::string(tasks::format_traceresponse(callee).view())}};
+                    c.returned(response, status_of(i));
+                }
             }
         });
         caller.join();
@@ -448,8 +474,33 @@ TEST(TaskCalls, PointsArriveWholeWhereverTheirUnitsLieInTheRing) {
         const auto k = static_cast<std::size_t>(i);
         ASSERT_EQ(out[k].peer, peer_of(i)) << "call " << i;
         ASSERT_EQ(out[k].name, name_of(i)) << "call " << i;
-        ASSERT_EQ(back[k].status, i) << "call " << i;
+        ASSERT_EQ(back[k].status, status_of(i)) << "call " << i;
+        ASSERT_EQ(back[k].echoed_id, echo_of(i)) << "call " << i;
         ASSERT_EQ(back[k].call_id, out[k].call_id) << "call " << i;
+        ASSERT_EQ(back[k].span_id, out[k].span_id) << "call " << i;
+        ASSERT_EQ(back[k].trace_low, out[k].trace_low) << "call " << i;
+    }
+}
+
+// A server's return echoes its own span: the head says so, and the point
+// still carries the id; a status beyond 16 bits comes whole.
+TEST(TaskCalls, AServersReturnEchoesItsSpanWithAnyStatus) {
+    const std::map<std::string, std::string> none;
+    const std::int64_t statuses[] = {200, -32768, 32768, INT64_MIN};
+    std::vector<std::uint64_t> spans;
+    const loupe::trace t = record("task_server_returns", {}, [&] {
+        for (const std::int64_t status : statuses) {
+            tasks::incoming_request req(none, "job");
+            spans.push_back(req.context().span);
+            req.responded(status);
+        }
+    });
+    const auto reply = points_of(t, task_point_kind::return_out);
+    ASSERT_EQ(reply.size(), std::size(statuses));
+    for (std::size_t k = 0; k < reply.size(); ++k) {
+        EXPECT_EQ(reply[k].status, statuses[k]) << k;
+        EXPECT_EQ(reply[k].echoed_id, spans[k]) << k;
+        EXPECT_EQ(reply[k].span_id, spans[k]) << k;
     }
 }
 
