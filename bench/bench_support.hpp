@@ -1,6 +1,7 @@
 // Shared by the benchmark files: a session that discards what it records
-// (optionally with a thread filter, metrics and parameter specs), started by thread 0 before the timed
-// loop and stopped after it.
+// (optionally with a thread filter, metrics, parameter specs and the block
+// overflow policy), started by thread 0 before the timed loop and stopped
+// after it.
 #pragma once
 
 #include <benchmark/benchmark.h>
@@ -20,7 +21,8 @@ class discarding_session {
 public:
     explicit discarding_session(benchmark::State& state, std::uint32_t kinds = loupe::kinds::all,
                                 std::string filter = {}, std::vector<std::string> metrics = {},
-                                std::string params = {})
+                                std::string params = {},
+                                loupe::overflow_policy overflow = loupe::overflow_policy::drop)
         : state_(state) {
         if (state_.thread_index() != 0) return;
         loupe::session_config cfg;
@@ -29,6 +31,7 @@ public:
         cfg.filter = std::move(filter);
         cfg.metrics = std::move(metrics);
         cfg.params = std::move(params);
+        cfg.overflow = overflow;
         cfg.sinks = {std::make_shared<loupe::sinks::null_sink>()};
         session_.emplace(loupe::start_session(cfg));
     }

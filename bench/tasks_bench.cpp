@@ -141,6 +141,20 @@ void BM_OutgoingCall_Recorded(benchmark::State& state) {
 }
 BENCHMARK(BM_OutgoingCall_Recorded);
 
+// The same with nothing lost: a full ring makes the caller wait for the
+// collector (overflow_policy::block), so the time includes keeping up.
+void BM_OutgoingCall_Recorded_Block(benchmark::State& state) {
+    loupe_bench::discarding_session session(state, loupe::kinds::all, {}, {}, {}, loupe::overflow_policy::block);
+    tasks::task_scope task(tasks::new_task());
+    header_slot headers;
+    for (auto _ : state) {
+        tasks::outgoing_call call("inventory", "GET /stock", headers);
+        call.returned(200);
+        benchmark::DoNotOptimize(headers.value[3]);
+    }
+}
+BENCHMARK(BM_OutgoingCall_Recorded_Block);
+
 // A recorded zone in the same binary and loop shape: the yardstick.
 void BM_OutgoingCall_ZoneFloor(benchmark::State& state) {
     loupe_bench::discarding_session session(state);
