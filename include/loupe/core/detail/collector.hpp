@@ -41,15 +41,16 @@ inline thread_info describe(const ring& r) noexcept {
 // sooner under a burst. So after a pass that found every ring holding less
 // than 1/backlog_share of its capacity, the collector waits pass_pause (or
 // until woken: a session starting or stopping, a producer blocked on a full
-// ring) before the next pass; a pass that found more goes on at once. The
-// fastest producers write a record about every 9 ns (a zone with a push
-// metric: two records in 18 ns; an outgoing call: six in about 55 ns), so
-// a 1 MiB ring takes about 290 µs to fill: 200 µs leaves it nearly a third
-// empty when a producer starts flat out during a pause. Each pass costs
-// its own (the session snapshot, the lock, a timed wait), so the longer
-// the pause, the less the collector spends per event (bench/throughput.cpp:
-// 200 µs takes about a tenth less CPU per zone into the null sink than
-// 100 µs, a sixth less into a file).
+// ring) before the next pass; a pass that found more goes on at once. A
+// zone with a push metric writes a record every 9 ns (two in 18 ns), which
+// fills a 1 MiB ring in about 290 µs; an outgoing call writes one every
+// 5 ns (five in about 24 ns), about 160 µs, so a call loop that starts
+// flat out during a pause can fill its first ring before the collector
+// looks (its ring then grows; it measured 0-1.3 % dropped, docs/tasks.md).
+// Each pass costs its own (the session snapshot, the lock, a timed wait),
+// so the longer the pause, the less the collector spends per event
+// (bench/throughput.cpp: 200 µs takes about a tenth less CPU per zone into
+// the null sink than 100 µs, a sixth less into a file).
 inline constexpr std::size_t backlog_share = 8;
 inline constexpr std::chrono::microseconds pass_pause{200};
 
