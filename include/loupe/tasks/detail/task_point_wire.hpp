@@ -13,9 +13,8 @@
 //    status, -1) is short: the ids alone (2 ring records), the head saying
 //    "short" (bit 25) with the status in bits 48-63 and "the echo is the
 //    span id" in bit 26 (else none). Any other is long: u64 echoed id and
-//    i64 status after the ids (3 ring records). A record less for the
-//    producer to write and the collector to read matters most when the two
-//    run on cores that do not share a cache.
+//    i64 status after the ids (3 ring records): a record less for the
+//    producer to write and for the collector to read.
 // The wire is the ring's alone: sinks and the .loupe file see task_point
 // records (base/record.hpp).
 #pragma once
