@@ -423,9 +423,8 @@ TEST(TaskCalls, LongPeerAndNameAreCutAtACharacterBoundary) {
 // The collector reads a unit from the ring where it lies, unless it wraps
 // round the ring's end (then record by record): in a small ring, calls whose
 // peers and names of every length put units across the end at every offset
-// arrive whole and in order either way.
-// Returns are 2 ring records when the head can say the echo and the status,
-// else 3: every shape, wrapping round a small ring at every offset.
+// arrive whole and in order either way. Their returns take every shape: 2
+// ring records when the head can say the echo and the status, else 3.
 TEST(TaskCalls, PointsArriveWholeWhereverTheirUnitsLieInTheRing) {
     loupe::session_config cfg;
     cfg.kinds = loupe::kinds::tasks;
@@ -440,13 +439,13 @@ TEST(TaskCalls, PointsArriveWholeWhereverTheirUnitsLieInTheRing) {
         switch (i % 6) {
             case 0: return i;
             case 1: return -1;
-            case 2: return 32767 + i;             // 32767 fits; from 32768 on it does not
-            case 3: return -32768 - i;            // -32768 fits; below it does not
+            case 2: return 32767 + (i / 6) % 2;   // 32767 fits, 32768 does not
+            case 3: return -32768 - (i / 6) % 2;  // -32768 fits, -32769 does not
             case 4: return std::int64_t{1} << 40;
             default: return i % 12 == 5 ? INT64_MIN : INT64_MAX;
         }
     };
-    // No echo, an echo of another span, or none readable (a foreign trace).
+    // No echo, or the callee's span echoed in a traceresponse.
     const auto echo_of = [](int i) -> std::uint64_t { return i % 5 == 1 ? 0x1234'5678'9abc'def0ull + static_cast<std::uint64_t>(i) : 0; };
     const loupe::trace t = record("task_wrap", cfg, [&] {
         std::thread caller([&] {  // a new thread: its ring has the session's size
