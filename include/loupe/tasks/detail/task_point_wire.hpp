@@ -34,13 +34,16 @@ namespace loupe::detail {
 inline constexpr std::size_t max_task_text = 128;
 /// The ids every point carries: trace high, trace low, call id, span id.
 inline constexpr std::size_t task_point_ids_bytes = 4 * sizeof(std::uint64_t);
-/// A return point's largest payload: the ids, the echoed id and the status.
-inline constexpr std::size_t max_task_return_payload = task_point_ids_bytes + 2 * sizeof(std::uint64_t);
+/// A long return point's payload: the ids, the echoed id and the status.
+inline constexpr std::size_t long_return_payload = task_point_ids_bytes + 2 * sizeof(std::uint64_t);
 inline constexpr std::size_t max_task_point_payload = task_point_ids_bytes + 2 * max_task_text;
 inline constexpr std::size_t max_task_point_records =
     1 + (max_task_point_payload + sizeof(raw_record) - 1) / sizeof(raw_record);
-inline constexpr std::size_t max_task_return_records =
-    1 + (max_task_return_payload + sizeof(raw_record) - 1) / sizeof(raw_record);
+/// Ring records of a return point: the header and the ids (short), and
+/// the echoed id and the status in a third (long).
+inline constexpr std::size_t short_return_records = 2;
+inline constexpr std::size_t long_return_records =
+    1 + (long_return_payload + sizeof(raw_record) - 1) / sizeof(raw_record);
 /// Return point head bits (see the top of this file).
 inline constexpr std::uint64_t short_return = std::uint64_t{1} << 25;
 inline constexpr std::uint64_t echo_is_span = std::uint64_t{1} << 26;
@@ -62,8 +65,9 @@ struct task_point_ids {
     std::uint64_t call_id;
     std::uint64_t span_id;
 };
-static_assert(sizeof(task_point_ids) == task_point_ids_bytes && sizeof(task_point_ids) == sizeof(raw_record),
-              "the ids fill the first payload record");
+static_assert(sizeof(task_point_ids) == task_point_ids_bytes &&
+                  (short_return_records - 1) * sizeof(raw_record) == sizeof(task_point_ids),
+              "the ids fill the first payload record: a short return is the header and them");
 
 /// The header's t1 of a point (see the top of this file).
 constexpr std::uint64_t task_point_head(std::size_t bytes, task_point_kind kind, bool tagged, std::size_t peer = 0,
@@ -97,7 +101,7 @@ inline void deliver(unit_delivery& unit) noexcept {
             echoed = head & echo_is_span ? ids[3] : 0;
             status = static_cast<std::uint64_t>(std::int64_t{static_cast<std::int16_t>(head >> 48)});
         } else {
-            if (unit.bytes < max_task_return_payload) return;
+            if (unit.bytes < long_return_payload) return;
             std::memcpy(&echoed, p + task_point_ids_bytes, sizeof echoed);
             std::memcpy(&status, p + task_point_ids_bytes + sizeof echoed, sizeof status);
         }
@@ -156,7 +160,7 @@ LOUPE_NOINLINE inline void push_task_return_point(std::uint64_t sessions, task_p
         const std::uint64_t head = task_point_head(task_point_ids_bytes, kind, tagged) | short_return |
                                    (echoed != 0 ? echo_is_span : 0) |
                                    std::uint64_t{static_cast<std::uint16_t>(status)} << 48;
-        write_unit<2>(sessions, 2, [&](raw_record* out) {
+        write_unit<short_return_records>(sessions, short_return_records, [&](raw_record* out) {
             out[0] = raw_record{&task_point_marker, ticks, head, sessions};
             std::memcpy(out + 1, &ids, sizeof ids);
         });
@@ -166,8 +170,8 @@ LOUPE_NOINLINE inline void push_task_return_point(std::uint64_t sessions, task_p
     // array just built on the stack would read it back 16 bytes at a time,
     // and such a load waits for the 8-byte stores it spans (no forwarding).
     const std::uint64_t status_word = static_cast<std::uint64_t>(status), zero = 0;
-    write_unit<max_task_return_records>(sessions, max_task_return_records, [&](raw_record* out) {
-        out[0] = raw_record{&task_point_marker, ticks, task_point_head(max_task_return_payload, kind, tagged), sessions};
+    write_unit<long_return_records>(sessions, long_return_records, [&](raw_record* out) {
+        out[0] = raw_record{&task_point_marker, ticks, task_point_head(long_return_payload, kind, tagged), sessions};
         std::memcpy(out + 1, &ids, sizeof ids);
         auto* tail = reinterpret_cast<unsigned char*>(out + 2);
         std::memcpy(tail, &echoed, sizeof echoed);
