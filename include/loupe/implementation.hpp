@@ -1,8 +1,12 @@
 // The one file of a program built with LOUPE_SEPARATE_IMPLEMENTATION=1 that
 // compiles loupe's shared out-of-line parts (base/config.hpp: context
 // frames, the full-ring paths, the flow-id refill, the calls into the
-// runtime). Every other file that instruments then only declares them and
-// compiles faster (docs/performance.md, "Compile cost").
+// runtime; method sites' shared entry and exits and value formatting; the
+// I/O wrappers' recording paths) and registers the fork handlers of
+// <loupe/loupe.hpp>, <loupe/io.hpp>, <loupe/params.hpp> and
+// <loupe/metrics.hpp>, which it includes. Every other file that instruments
+// then only declares them and compiles faster (docs/performance.md,
+// "Compile cost").
 //
 //     // loupe_implementation.cpp: one file of the program
 //     #define LOUPE_IMPLEMENTATION 1
@@ -23,4 +27,7 @@
 #    error "<loupe/implementation.hpp>: define LOUPE_IMPLEMENTATION to 1 before this file's first loupe include"
 #endif
 
+#include "loupe/io.hpp"
 #include "loupe/loupe.hpp"
+#include "loupe/metrics.hpp"
+#include "loupe/params.hpp"

@@ -22,8 +22,11 @@
 /// header-only: the out-of-line parts that instrumenting code shares
 /// (setting and ending context frames, the full-ring paths, the flow-id
 /// refill, the calls into the runtime for session lookup and zone
-/// metrics, the clock fallback) are inline functions, compiled in every
-/// file that uses them.
+/// metrics, the clock fallback; the entry of method sites without
+/// compile-time chains and the exits of recorded calls, the formatting of
+/// numbers and of values printed by operator<<; the I/O wrappers'
+/// recording paths; the fork handlers of the headers instrumenting files
+/// include) are inline functions, compiled in every file that uses them.
 /// With 1, defined for every file of the program, each file only declares
 /// them, and the one file that defines LOUPE_IMPLEMENTATION to 1 before any
 /// loupe include compiles them (`#include <loupe/implementation.hpp>`): an
@@ -48,6 +51,19 @@
 #else
 #    define LOUPE_DETAIL_SHARED_PART inline
 #    define LOUPE_DETAIL_DEFINES_SHARED_PARTS 1
+#endif
+// Internal: a shared part that is an instance of a function template
+// (`template <int = 0>`, compiled only where used). After the template's
+// definition, LOUPE_DETAIL_SHARED_INSTANCE(its signature with <0>) makes
+// it, with the separate implementation, an explicit instantiation: declared
+// (`extern template`) in every file, defined by the implementation file.
+// Header-only it says nothing: each file that calls it compiles it.
+#if !LOUPE_SEPARATE_IMPLEMENTATION
+#    define LOUPE_DETAIL_SHARED_INSTANCE(...) static_assert(true, "")
+#elif LOUPE_IMPLEMENTATION
+#    define LOUPE_DETAIL_SHARED_INSTANCE(...) template __VA_ARGS__
+#else
+#    define LOUPE_DETAIL_SHARED_INSTANCE(...) extern template __VA_ARGS__
 #endif
 
 #if defined(__x86_64__) || defined(__i386__)

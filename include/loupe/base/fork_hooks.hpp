@@ -124,3 +124,18 @@ inline bool register_fork_step(fork_rank rank, const fork_step& step) noexcept {
 }
 
 }  // namespace loupe::detail
+
+/// Registers a fork step at static initialisation from a header that
+/// instrumenting files include and <loupe/implementation.hpp> includes too
+/// (<loupe/loupe.hpp>, <loupe/io.hpp>, <loupe/params.hpp>,
+/// <loupe/metrics.hpp>): `LOUPE_DETAIL_SHARED_FORK_STEP(variable, rank,
+/// step);`. Header-only, every file that includes the header registers it
+/// (the first registration stays). With the separate implementation
+/// (base/config.hpp) the implementation file alone does, so a file that
+/// only instruments compiles no fork handler and no initialiser.
+#if LOUPE_DETAIL_DEFINES_SHARED_PARTS
+#    define LOUPE_DETAIL_SHARED_FORK_STEP(variable, rank, step) \
+        LOUPE_API inline const bool variable = ::loupe::detail::register_fork_step(rank, step)
+#else
+#    define LOUPE_DETAIL_SHARED_FORK_STEP(variable, rank, step) static_assert(true, "")
+#endif

@@ -45,6 +45,7 @@ LOUPE_NOINLINE std::int64_t read_pull_metric(metric_id id, thread_metrics& b) no
     }
     return read_perf_counter(slot.load(std::memory_order_relaxed));
 }
+LOUPE_DETAIL_SHARED_INSTANCE(std::int64_t read_pull_metric<0>(metric_id, thread_metrics&) noexcept);
 
 /// Reads every metric of `plan` on the calling thread into `out`.
 inline void read_plan(const metric_plan& plan, thread_metrics& b, std::int64_t* out) noexcept {

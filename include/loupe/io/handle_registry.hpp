@@ -490,7 +490,8 @@ LOUPE_API inline std::mutex& registry_creation_mutex() {
     }();
     return *m;
 }
-LOUPE_NOINLINE inline handle_registry& create_registry() {
+#if LOUPE_DETAIL_DEFINES_SHARED_PARTS
+LOUPE_NOINLINE LOUPE_DETAIL_SHARED_PART handle_registry& create_registry() {
     loupe::detail::internal_allocation_scope internal;
     std::lock_guard<std::mutex> lock(registry_creation_mutex());
     handle_registry* r = g_registry.load(std::memory_order_relaxed);
@@ -501,6 +502,10 @@ LOUPE_NOINLINE inline handle_registry& create_registry() {
     }
     return *r;
 }
+#else
+// Compiled by the implementation file alone (base/config.hpp).
+handle_registry& create_registry();
+#endif
 }  // namespace detail
 
 /// The process's handle registry, created on first use and never destroyed
@@ -530,8 +535,8 @@ inline void registry_fork_child() noexcept {
 }
 inline constexpr loupe::detail::fork_step registry_fork_step{&registry_fork_prepare, &registry_fork_parent,
                                                              &registry_fork_child};
-LOUPE_API inline const bool registry_fork_step_registered =
-    loupe::detail::register_fork_step(loupe::detail::fork_rank::io_registry, registry_fork_step);
+LOUPE_DETAIL_SHARED_FORK_STEP(registry_fork_step_registered, loupe::detail::fork_rank::io_registry,
+                              registry_fork_step);
 }  // namespace detail
 
 /// Sets how many descriptors (0..capacity-1) the registry keeps in its

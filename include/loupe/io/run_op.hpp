@@ -30,8 +30,8 @@ inline std::uint64_t open_ticks() noexcept {
 
 // open_ticks calibrates the clock on an I/O thread's first open: fork()
 // must wait out a calibration in progress (recorder.hpp).
-LOUPE_API inline const bool io_clock_fork_step_registered =
-    loupe::detail::register_fork_step(loupe::detail::fork_rank::clock, loupe::detail::clock_fork_step);
+LOUPE_DETAIL_SHARED_FORK_STEP(io_clock_fork_step_registered, loupe::detail::fork_rank::clock,
+                              loupe::detail::clock_fork_step);
 
 inline void register_open(std::int64_t fd, std::string_view name, resource_kind kind) noexcept {
     registry().note_open(fd, name, kind, open_ticks(), loupe::detail::cached_os_tid());

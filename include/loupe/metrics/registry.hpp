@@ -308,8 +308,8 @@ inline void metric_registry_fork_child() noexcept {
 }
 inline constexpr fork_step metric_registry_fork_step{&metric_registry_fork_prepare, &metric_registry_fork_parent,
                                                      &metric_registry_fork_child};
-LOUPE_API inline const bool metric_registry_fork_step_registered =
-    register_fork_step(fork_rank::metric_registry, metric_registry_fork_step);
+LOUPE_DETAIL_SHARED_FORK_STEP(metric_registry_fork_step_registered, fork_rank::metric_registry,
+                              metric_registry_fork_step);
 
 /// The calling thread's accumulator block (never null).
 LOUPE_ALWAYS_INLINE thread_metrics* current_thread_metrics() noexcept {

@@ -29,6 +29,7 @@
 // entered with, and is delivered whole (entry and exit in one record).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -150,6 +151,58 @@ struct call_entry {
     std::uint8_t flags;
 };
 
+// The arguments of a call at a site without compile-time chains (the common
+// LOUPE_METHOD), as addresses and descriptors: every such site enters
+// through one instance of the entry below, enter_method<site_chains<>,
+// void, runtime_call>, with its receiver as `self` and this as `args`
+// (compiled once with the separate implementation). A site with chains
+// passes its arguments as a tuple of references, and its entry is its own.
+struct runtime_call {
+    const void* const* arguments;  ///< [0] the receiver (null: none), [1..] the parameters
+    const type_desc* const* types;  ///< site_arg_types<Self, Tuple>::get()
+    std::size_t count;
+    const std::type_info* static_receiver;    ///< static_receiver<Self>()
+    const std::type_info* declared_receiver;  ///< &typeid(Self); null for a free function
+    const std::type_info& (*dynamic_receiver)(const void* self) noexcept;  ///< receiver_type
+};
+
+/// The dynamic type of a receiver given by address (runtime_call).
+template <class Self>
+const std::type_info& receiver_type_at(const void* self) noexcept {
+    return receiver_type(static_cast<const Self*>(self));
+}
+
+// What the entry needs from a call's arguments, for each of the two forms:
+// the site bound to the current specs, the entries of a binding that apply
+// to the receiver, and the arguments' addresses ([0] the receiver).
+template <class Self, class Tuple>
+const site_binding* bind_call(method_site& where, const Self*, const Tuple&) noexcept {
+    using types = site_arg_types<Self, Tuple>;
+    return bind_site(where, types::get(), types::count, static_receiver<Self>());
+}
+inline const site_binding* bind_call(method_site& where, const void*, const runtime_call& call) noexcept {
+    return bind_site(where, call.types, call.count, call.static_receiver);
+}
+template <class Self, class Tuple>
+std::uint64_t receiver_entries(const site_binding& b, const Self* self, const Tuple&) noexcept {
+    if constexpr (!std::is_void_v<Self>) {
+        if (b.receiver_dependent) return entries_for(b, receiver_type(self), typeid(Self));
+    }
+    return b.fixed_mask;
+}
+inline std::uint64_t receiver_entries(const site_binding& b, const void* self, const runtime_call& call) noexcept {
+    if (call.declared_receiver == nullptr || !b.receiver_dependent) return b.fixed_mask;
+    return entries_for(b, call.dynamic_receiver(self), *call.declared_receiver);
+}
+template <class Self, class... Args>
+std::array<const void*, 1 + sizeof...(Args)> call_addresses(const Self* self,
+                                                            const std::tuple<Args&...>& args) noexcept {
+    return std::apply([self](auto&... a) {
+        return std::array<const void*, 1 + sizeof...(Args)>{self, static_cast<const void*>(&a)...};
+    }, args);
+}
+inline const void* const* call_addresses(const void*, const runtime_call& call) noexcept { return call.arguments; }
+
 // The three ways a call's values are written onto the thread's value stack,
 // each out of line so that each is compiled as a whole: a compiled run and a
 // straight binding (site_binding::straight: every entry applies, the room is
@@ -181,11 +234,10 @@ LOUPE_NOINLINE unsigned char* evaluate_compiled_run(const site_binding& binding,
 
 // A straight binding: every entry in order, at `at`; returns where the
 // values end.
-template <class Chains, class Self, class Tuple, std::size_t... I>
+template <class Chains, class Self, class Tuple>
 LOUPE_NOINLINE unsigned char* evaluate_straight(const site_binding& binding, const Chains& chains, const Self* self,
-                                                const Tuple& args, unsigned char* at,
-                                                std::index_sequence<I...>) noexcept {
-    const void* const addresses[] = {self, static_cast<const void*>(&std::get<I>(args))...};
+                                                const Tuple& args, unsigned char* at) noexcept {
+    const auto addresses = call_addresses(self, args);
     for (const binding_entry& entry : binding.entries) {
         value_writer out(reinterpret_cast<char*>(at + encoded_text_offset), entry.value_bytes);
         if (entry.source == entry_source::runtime) {
@@ -211,12 +263,12 @@ inline bool cut_by_room(const value_writer& out, std::size_t budget) noexcept {
 // and before `limit` (values that do not fit whole are left out and flagged
 // in `flags`). Returns where the values end; `count` gets their number, `cpu`
 // is set if one of them wants CPU time.
-template <class Chains, class Self, class Tuple, std::size_t... I>
+template <class Chains, class Self, class Tuple>
 LOUPE_NOINLINE unsigned char* evaluate_entries(const site_binding& binding, std::uint64_t mask, std::uint64_t sessions,
                                                const Chains& chains, const Self* self, const Tuple& args,
                                                unsigned char* at, const unsigned char* limit, std::uint16_t& count,
-                                               std::uint8_t& flags, bool& cpu, std::index_sequence<I...>) noexcept {
-    const void* const addresses[] = {self, static_cast<const void*>(&std::get<I>(args))...};
+                                               std::uint8_t& flags, bool& cpu) noexcept {
+    const auto addresses = call_addresses(self, args);
     for (; mask != 0; mask &= mask - 1) {
         const binding_entry& entry = binding.entries[static_cast<std::size_t>(__builtin_ctzll(mask))];
         if (!(sessions >> entry.slot & 1)) continue;
@@ -266,10 +318,9 @@ LOUPE_ALWAYS_INLINE void evaluate_straight_frame(const method_site& where, const
     if constexpr (Chains::count != 0) {
         end = binding.compiled_run
                   ? evaluate_compiled_run(binding, chains, self, args, values, std::make_index_sequence<Chains::count>{})
-                  : evaluate_straight(binding, chains, self, args, values,
-                                      std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+                  : evaluate_straight(binding, chains, self, args, values);
     } else {
-        end = evaluate_straight(binding, chains, self, args, values, std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+        end = evaluate_straight(binding, chains, self, args, values);
     }
     --ts.in_chain;
     const auto values_bytes = static_cast<std::uint32_t>(end - values);
@@ -313,8 +364,8 @@ bool evaluate_values(const method_site& where, const site_binding& binding, std:
     std::uint8_t flags = 0;
     bool cpu = false;
     ++ts.in_chain;  // methods the chains call are not traced
-    unsigned char* const end = evaluate_entries(binding, mask, sessions, chains, self, args, values, limit, count, flags,
-                                                cpu, std::make_index_sequence<std::tuple_size_v<Tuple>>{});
+    unsigned char* const end =
+        evaluate_entries(binding, mask, sessions, chains, self, args, values, limit, count, flags, cpu);
     --ts.in_chain;
     if (count == 0 && flags == 0 && !cpu) return false;  // nothing to carry: timed as a plain zone
     const auto values_bytes = static_cast<std::uint32_t>(end - values);
@@ -357,19 +408,11 @@ LOUPE_NOINLINE call_entry enter_method(method_site& where, const Chains& chains,
     const auto* binding = static_cast<const site_binding*>(where.binding.load(std::memory_order_acquire));
     if (LOUPE_UNLIKELY(where.bound_generation.load(std::memory_order_acquire) !=
                        g_binding_generation.load(std::memory_order_acquire))) {
-        using types = site_arg_types<Self, Tuple>;
         internal_allocation_scope internal;
-        binding = bind_site(where, types::get(), types::count, static_receiver<Self>());
+        binding = bind_call(where, self, args);
     }
-    std::uint64_t mask = 0;
-    if (binding != nullptr && (binding->slots & sessions) != 0) {
-        mask = binding->fixed_mask;
-        if constexpr (!std::is_void_v<Self>) {
-            if (binding->receiver_dependent) {
-                mask = entries_for(*binding, receiver_type(self), typeid(Self));
-            }
-        }
-    }
+    const std::uint64_t mask =
+        binding != nullptr && (binding->slots & sessions) != 0 ? receiver_entries(*binding, self, args) : 0;
     const bool cpu = mask != 0 && evaluate_values(where, *binding, mask, sessions, chains, self, args, e);
     e.plan = ts.plan;
     if (LOUPE_UNLIKELY(e.plan != nullptr)) e.plan = enter_zone_metrics(e.plan);
@@ -380,6 +423,34 @@ LOUPE_NOINLINE call_entry enter_method(method_site& where, const Chains& chains,
     e.uncaught = uncaught_exceptions(ts);
     e.t0 = read_ticks();
     return e;
+}
+
+// The entry of every site without compile-time chains: a shared part with
+// the separate implementation (base/config.hpp).
+LOUPE_DETAIL_SHARED_INSTANCE(call_entry enter_method<site_chains<>, void, runtime_call>(
+    method_site&, const site_chains<>&, const void*, const runtime_call&, std::uint64_t) noexcept);
+
+// A recorded call's entry: its site's own with compile-time chains, else
+// the shared one.
+template <class Chains, class Self, class... Args>
+LOUPE_ALWAYS_INLINE call_entry enter_site(method_site& where, const Chains& chains, const Self* self,
+                                          std::uint64_t sessions, Args&... args) noexcept {
+    if constexpr (Chains::count != 0) {
+        const std::tuple<Args&...> captured(args...);
+        return enter_method(where, chains, self, captured, sessions);
+    } else {
+        using types = site_arg_types<Self, std::tuple<Args&...>>;
+        const void* const arguments[] = {self, static_cast<const void*>(&args)...};
+        const void* const receiver = self;
+        if constexpr (std::is_void_v<Self>) {
+            const runtime_call call{arguments, types::get(), types::count, nullptr, nullptr, nullptr};
+            return enter_method(where, chains, receiver, call, sessions);
+        } else {
+            const runtime_call call{arguments,      types::get(),  types::count,
+                                    static_receiver<Self>(), &typeid(Self), &receiver_type_at<Self>};
+            return enter_method(where, chains, receiver, call, sessions);
+        }
+    }
 }
 
 }  // namespace detail
@@ -409,8 +480,7 @@ public:
             // The arguments are referenced only here, and the entry comes
             // back by value: the idle path touches neither the arguments
             // nor the scope's memory.
-            const std::tuple<Args&...> captured(args...);
-            const detail::call_entry e = detail::enter_method(where, chains, self, captured, sessions_);
+            const detail::call_entry e = detail::enter_site(where, chains, self, sessions_, args...);
             sessions_ = e.sessions;
             t0_ = e.t0;
             plan_ = e.plan;
@@ -611,6 +681,15 @@ LOUPE_NOINLINE void push_method_unit(const method_site* where, std::uint64_t t0,
     if (plan != nullptr) t_metric_thread.block->entry_top -= plan->count;
     if (frame != no_frame) stack->top = frame;
 }
+
+// The three exits of a recorded call: shared parts with the separate
+// implementation (base/config.hpp).
+LOUPE_DETAIL_SHARED_INSTANCE(void push_method_unit<0>(const method_site*, std::uint64_t, std::uint64_t,
+                                                      const metric_plan*, std::uint32_t, std::uint8_t) noexcept);
+LOUPE_DETAIL_SHARED_INSTANCE(void push_method_set_aside<0>(const method_site*, std::uint64_t, std::uint64_t,
+                                                           const metric_plan*, std::uint32_t, std::uint8_t) noexcept);
+LOUPE_DETAIL_SHARED_INSTANCE(void push_method_call<0>(const method_site*, std::uint64_t, std::uint64_t,
+                                                      const metric_plan*, std::uint32_t, std::uint8_t) noexcept);
 
 }  // namespace detail
 

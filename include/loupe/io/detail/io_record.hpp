@@ -81,6 +81,7 @@ LOUPE_NOINLINE std::uint64_t io_announce(std::int64_t fd, std::uint64_t sessions
     a = {info.resource_id, epoch, before | sessions};
     return info.resource_id;
 }
+LOUPE_DETAIL_SHARED_INSTANCE(std::uint64_t io_announce<0>(std::int64_t, std::uint64_t) noexcept);
 
 /// Recording path for operations named by a path, not a descriptor (unlink,
 /// rename): announces a resource for `path` (a new id each time) and
@@ -98,6 +99,7 @@ LOUPE_NOINLINE std::uint64_t io_announce_path(const char* path, std::uint64_t se
     info.resource_id = io::handle_registry::new_resource_id();
     return push_io_resource(info, sessions) ? info.resource_id : io_unannounced;
 }
+LOUPE_DETAIL_SHARED_INSTANCE(std::uint64_t io_announce_path<0>(const char*, std::uint64_t) noexcept);
 
 /// Recording path, after the operation: pushes it (or counts it lost).
 template <int = 0>
@@ -115,5 +117,7 @@ LOUPE_NOINLINE void io_push(io::op what, std::int64_t fd, std::int64_t result, s
     if (LOUPE_LIKELY(ts.owned_ring != nullptr) && LOUPE_LIKELY(ts.owned_ring->try_push_n(pair, 2))) return;
     push_or_count(ts, sessions, pair, 2);
 }
+LOUPE_DETAIL_SHARED_INSTANCE(void io_push<0>(io::op, std::int64_t, std::int64_t, std::uint64_t, std::uint64_t,
+                                             std::uint64_t, std::uint64_t) noexcept);
 
 }  // namespace loupe::detail
