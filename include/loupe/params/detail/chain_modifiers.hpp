@@ -14,7 +14,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <string_view>
 #include <type_traits>
 #include <typeinfo>
@@ -236,7 +235,7 @@ struct cast_mod : modifier_base {
                           "loupe: cast<U> needs a polymorphic source type (a class with a virtual function)");
 #if LOUPE_DETAIL_CHAIN_RTTI
             if constexpr (std::is_polymorphic_v<In>) {
-                const U* p = dynamic_cast<const U*>(std::addressof(in));
+                const U* p = dynamic_cast<const U*>(__builtin_addressof(in));
                 if (p == nullptr) return out.fail(value_kind::cast_failed);
                 k(*p);
             }

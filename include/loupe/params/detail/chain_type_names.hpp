@@ -13,7 +13,6 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -63,8 +62,9 @@ private:
         for (const auto& e : entries_) {
             if (e->type == &t) return e->name;
         }
-        entries_.push_back(std::make_unique<type_name_entry>(type_name_entry{&t, demangle(t)}));
-        const type_name_entry* e = entries_.back().get();
+        entries_.reserve(entries_.size() + 1);  // the push_back below cannot throw after the new
+        const type_name_entry* e = new type_name_entry{&t, demangle(t)};
+        entries_.push_back(e);
         // Publish it in the lock-free table when a probe slot is free (only
         // this mutex's holder writes slots, so a plain release store will do).
         const std::size_t home = slot_of(t);
@@ -80,7 +80,7 @@ private:
 
     std::atomic<const type_name_entry*> table_[slots] = {};
     std::mutex mutex_;
-    std::vector<std::unique_ptr<type_name_entry>> entries_;
+    std::vector<const type_name_entry*> entries_;  // never freed: the cache lives as long as the process
 };
 
 /// The process's cache (one across shared libraries; never destroyed).
@@ -88,8 +88,8 @@ inline type_name_cache& type_names() { return process_singleton<type_name_cache>
 
 // fork() (base/fork_hooks.hpp): the cache's mutex is taken before and
 // released after.
-LOUPE_API inline const bool type_name_cache_fork_step_registered =
-    register_fork_step(fork_rank::param_type_names, process_singleton<type_name_cache>::fork_handling);
+LOUPE_DETAIL_SHARED_FORK_STEP(type_name_cache_fork_step_registered, fork_rank::param_type_names,
+                              process_singleton<type_name_cache>::fork_handling);
 
 /// The cached demangled name of `t`. Allocates on a type's first lookup only.
 inline std::string_view cached_type_name(const std::type_info& t) { return type_names().lookup(t); }

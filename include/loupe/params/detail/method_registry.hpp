@@ -48,6 +48,16 @@
 
 namespace loupe::detail {
 
+/// A binding as the registry makes and keeps it: it owns what its entries
+/// point at (their bound chains and receiver selectors) and its receiver
+/// cache's entries, so that a method site reads plain pointers
+/// (site_binding.hpp).
+struct owned_site_binding : site_binding {
+    std::vector<std::shared_ptr<const bound_chain>> chains;
+    std::vector<std::unique_ptr<const signature>> selectors;
+    mutable std::vector<std::unique_ptr<receiver_mask>> cache_storage;  // under the registry mutex
+};
+
 /// The process-wide registry of method sites and of the specs each session
 /// slot runs. Slow paths only (start/stop/set_params, first call after a change).
 class method_registry {
@@ -129,11 +139,13 @@ public:
         std::lock_guard<std::mutex> lock(mutex_);
         try {
             const std::uint64_t mask = receiver_mask_locked(b, receiver == declared ? nullptr : &receiver);
+            // Every binding a site holds is one of ours (bind_locked).
+            auto& owned = static_cast<const owned_site_binding&>(b);
             for (auto& slot : b.cache) {
                 if (slot.load(std::memory_order_relaxed) != nullptr) continue;
-                b.cache_storage.push_back(std::make_unique<site_binding::receiver_mask>(
+                owned.cache_storage.push_back(std::make_unique<site_binding::receiver_mask>(
                     site_binding::receiver_mask{&receiver, mask}));
-                slot.store(b.cache_storage.back().get(), std::memory_order_release);
+                slot.store(owned.cache_storage.back().get(), std::memory_order_release);
                 break;
             }
             return mask;
@@ -167,7 +179,7 @@ private:
                                     std::string& site_error) {
         site_info& info = register_locked(s, site_error);
         if (!info.valid) return &empty_;
-        auto b = std::make_unique<site_binding>();
+        auto b = std::make_unique<owned_site_binding>();
         b->site_class = info.sig.qualified_class();
         for (int slot = 0; slot < static_cast<int>(std::size(slots_)); ++slot) {
             const slot_specs* specs = slots_[slot].get();
@@ -178,7 +190,7 @@ private:
                 if (!matches) continue;
                 if (logs_[slot]) matched.push_back({logs_[slot], a.id});
                 auto fail = [&](std::string reason) {
-                    binding_entry e = base_entry(s, *specs, a);
+                    binding_entry e = base_entry(*b, s, *specs, a);
                     e.source = entry_source::failed;
                     add(*b, std::move(e));
                     errors.push_back({logs_[slot], {&s.zone, a.id, std::move(reason)}});
@@ -191,19 +203,19 @@ private:
                              chain_list(s));
                         continue;
                     }
-                    binding_entry e = base_entry(s, *specs, a);
+                    binding_entry e = base_entry(*b, s, *specs, a);
                     e.source = entry_source::compiled;
                     e.compiled = static_cast<std::uint16_t>(i);
                     add(*b, std::move(e));
                 } else if (a.spec.param < 0) {  // timing, and the site's compile-time chains
                     for (unsigned i = 0; i < s.chain_count; ++i) {
-                        binding_entry e = base_entry(s, *specs, a);
+                        binding_entry e = base_entry(*b, s, *specs, a);
                         e.source = entry_source::compiled;
                         e.compiled = static_cast<std::uint16_t>(i);
                         add(*b, std::move(e));
                     }
                     if (s.chain_count == 0) {  // no value, but the spec applies (data=cpu reads the clock)
-                        binding_entry e = base_entry(s, *specs, a);
+                        binding_entry e = base_entry(*b, s, *specs, a);
                         e.source = entry_source::timing;
                         add(*b, std::move(e));
                     }
@@ -223,11 +235,12 @@ private:
                         fail("param=" + std::to_string(param) + " chain=" + a.spec.chain + ": " + r.error);
                         continue;
                     }
-                    binding_entry e = base_entry(s, *specs, a);
+                    binding_entry e = base_entry(*b, s, *specs, a);
                     e.source = entry_source::runtime;
                     e.param = static_cast<std::uint8_t>(param);
                     e.chain.run = r.chain->entry();
-                    e.chain.chain = std::move(r.chain);
+                    e.chain.chain = r.chain.get();
+                    b->chains.push_back(std::move(r.chain));
                     add(*b, std::move(e));
                 }
             }
@@ -257,7 +270,8 @@ private:
         return out + ")";
     }
 
-    binding_entry base_entry(const method_site& s, const slot_specs& specs, const active_spec& a) {
+    static binding_entry base_entry(owned_site_binding& b, const method_site& s, const slot_specs& specs,
+                                    const active_spec& a) {
         binding_entry e;
         e.slot = static_cast<std::uint8_t>(specs.slot);
         e.spec = a.id;
@@ -266,7 +280,10 @@ private:
         e.match = a.spec.match;
         e.specs_version = specs.version;
         e.receiver_dependent = s.has_receiver;
-        if (e.receiver_dependent) e.selector = std::make_shared<const signature>(a.spec.method);
+        if (e.receiver_dependent) {
+            b.selectors.push_back(std::make_unique<const signature>(a.spec.method));
+            e.selector = b.selectors.back().get();
+        }
         return e;
     }
 
@@ -342,8 +359,8 @@ private:
     std::shared_ptr<const slot_specs> slots_[64];
     std::shared_ptr<session_param_log> logs_[64];
     std::unordered_map<const method_site*, site_info> sites_;
-    std::vector<std::unique_ptr<site_binding>> bindings_;
-    site_binding empty_;
+    std::vector<std::unique_ptr<owned_site_binding>> bindings_;
+    owned_site_binding empty_;
 };
 
 /// The process-wide registry (one across shared libraries; never destroyed:

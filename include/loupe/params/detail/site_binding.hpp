@@ -7,13 +7,14 @@
 // (<loupe/session.hpp> does), so a file with method sites compiles the
 // entries it evaluates, not the spec compiler and binder behind them.
 // Bindings are immutable once published, except for the receiver cache
-// (append-only, atomics).
+// (append-only, atomics). A site reads plain pointers: the registry owns
+// what they point at (method_registry.hpp: owned_site_binding), so a file
+// with method sites needs no <memory>.
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string>
 #include <typeinfo>
 #include <vector>
@@ -31,12 +32,12 @@ struct signature;    // signature_parser.hpp: the spec's selector, read by the r
 struct type_desc;    // type_desc.hpp
 class bound_chain;   // runtime_chain_steps.hpp
 
-/// A bound runtime chain as a site holds it: shared with the binding that
-/// made it, and entered through its first step's function (the binder sets
-/// it: bound_chain::entry), so a file with method sites compiles none of the
-/// step code and a call pays one indirect call per chain, as before.
+/// A bound runtime chain as a site holds it (its binding owns it), entered
+/// through its first step's function (the binder sets it:
+/// bound_chain::entry), so a file with method sites compiles none of the
+/// step code and a call pays one indirect call per chain.
 struct runtime_chain_ref {
-    std::shared_ptr<const bound_chain> chain;
+    const bound_chain* chain = nullptr;
     void (*run)(const bound_chain& chain, std::size_t index, const void* object, value_writer& out) noexcept =
         nullptr;
 
@@ -60,7 +61,7 @@ struct binding_entry {
     bool cpu = false;                ///< data=cpu
     bool receiver_dependent = false;
     match_mode match = match_mode::subclasses;
-    std::shared_ptr<const signature> selector;  ///< for the receiver check
+    const signature* selector = nullptr;  ///< for the receiver check (its binding owns it)
     runtime_chain_ref chain;                    ///< runtime
     std::uint64_t specs_version = 0;            ///< the spec set it came from (slot_specs::version)
 
@@ -97,8 +98,7 @@ struct alignas(64) site_binding {
     /// payload), which its entry opens in place (ring::open_frame).
     std::uint32_t frame_records = 0;
     std::string site_class;   ///< D, the class whose method body holds the site
-    mutable std::atomic<const receiver_mask*> cache[receiver_cache_size] = {};
-    mutable std::vector<std::unique_ptr<receiver_mask>> cache_storage;  // under the registry mutex
+    mutable std::atomic<const receiver_mask*> cache[receiver_cache_size] = {};  ///< owned by the registry
 };
 
 /// The registry's entry points for method sites; each starts as a stand-in

@@ -16,7 +16,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -94,7 +93,7 @@ using plain_t = std::remove_cv_t<std::remove_reference_t<T>>;
 template <class T>
 const void* pointee_of(const void* o) noexcept {
     const T& p = *static_cast<const T*>(o);
-    return nullable<T>::is_null(p) ? nullptr : static_cast<const void*>(std::addressof(nullable<T>::get(p)));
+    return nullable<T>::is_null(p) ? nullptr : static_cast<const void*>(__builtin_addressof(nullable<T>::get(p)));
 }
 
 // --- text ------------------------------------------------------------------
@@ -175,7 +174,7 @@ struct sequence_like<C,
         // `next` is noexcept, so the try block only ever catches what `c[i]` throws.
         try {
             decltype(auto) e = c[i];  // a reference, or a temporary (vector<bool>'s bool) that lives while next runs
-            next(std::addressof(e), out);
+            next(__builtin_addressof(e), out);
         } catch (...) {
             out.fail(value_kind::exception_in_call);
         }
@@ -187,7 +186,7 @@ struct sequence_like<E[N], std::enable_if_t<!text_like<E[N]>::value>> {
     using element = std::remove_cv_t<E>;
     static std::size_t size(const void*) noexcept { return N; }
     static void at(const void* o, std::size_t i, const continuation& next, value_writer& out) noexcept {
-        next(std::addressof((*static_cast<const E(*)[N]>(o))[i]), out);
+        next(__builtin_addressof((*static_cast<const E(*)[N]>(o))[i]), out);
     }
 };
 

@@ -14,20 +14,27 @@
 // Thread-safety: stateless; runs on the evaluating thread.
 #pragma once
 
-#include <charconv>
 #include <cstddef>
 #include <cstdint>
-#include <cstdio>
 #include <cstring>
-#include <memory>
-#include <ostream>
-#include <streambuf>
+#include <iosfwd>
 #include <string_view>
 #include <type_traits>
 #include <utility>
 
+#include "loupe/base/config.hpp"
 #include "loupe/params/detail/chain_values.hpp"
 #include "loupe/params/value.hpp"
+
+// The numbers' and the streams' formatting are shared parts (base/config.hpp):
+// a file with method sites needs neither <charconv> nor <ostream> when the
+// implementation file compiles them.
+#if LOUPE_DETAIL_DEFINES_SHARED_PARTS
+#    include <charconv>
+#    include <cstdio>
+#    include <ostream>
+#    include <streambuf>
+#endif
 
 #if defined(__cpp_rtti) || defined(__GXX_RTTI)
 #define LOUPE_DETAIL_CHAIN_RTTI 1
@@ -52,11 +59,28 @@ decltype(auto) call_to_string(const T& v) {
 }
 }  // namespace adl
 
+namespace stream {
+/// A non-member `operator<<(std::ostream&, const T&)` (a hidden friend, one
+/// found by ADL, or one in an enclosing namespace) prints T. Written as a
+/// call, so that the answer does not depend on whether std::ostream is
+/// complete in this file (its members, the arithmetic inserters, are never
+/// candidates: numbers are formatted without a stream).
 template <class T, class = void>
-struct has_ostream_insert : std::false_type {};
+struct has_insert : std::false_type {};
 template <class T>
-struct has_ostream_insert<T, std::void_t<decltype(std::declval<std::ostream&>() << std::declval<const T&>())>>
+struct has_insert<T, std::void_t<decltype(operator<<(std::declval<std::ostream&>(), std::declval<const T&>()))>>
     : std::true_type {};
+
+/// Prints the T at `v` into `os`: compiled where T's operator<< is known,
+/// run by format_streamed_at, which owns the stream.
+template <class T>
+void insert(std::ostream& os, const void* v) {
+    operator<<(os, *static_cast<const T*>(v));
+}
+}  // namespace stream
+
+template <class T>
+using has_ostream_insert = stream::has_insert<T>;
 
 /// `loupe_object_id(const T&)`, found by ADL, gives the id `object_id` records.
 template <class T, class = void>
@@ -71,6 +95,7 @@ template <class T>
 inline constexpr bool is_formattable_v =
     std::is_arithmetic_v<T> || std::is_enum_v<T> || adl::has_to_string<T>::value || has_ostream_insert<T>::value;
 
+#if LOUPE_DETAIL_DEFINES_SHARED_PARTS
 /// A streambuf over a fixed buffer: keeps the first bytes, counts the rest.
 class bounded_streambuf final : public std::streambuf {
 public:
@@ -98,33 +123,62 @@ private:
     std::size_t dropped_ = 0;
 };
 
-/// A bool or a number as text, in `buf`.
-template <class V>
-std::string_view format_number(V v, char (&buf)[32]) noexcept {
-    if constexpr (std::is_same_v<V, bool>) {
-        return v ? std::string_view("true") : std::string_view("false");
-    } else if constexpr (std::is_integral_v<V>) {
-        const auto r = std::to_chars(buf, buf + sizeof buf, v);
-        return {buf, static_cast<std::size_t>(r.ptr - buf)};
-    } else {
-        const int n = std::snprintf(buf, sizeof buf, "%.17g", static_cast<double>(v));
-        return {buf, static_cast<std::size_t>(n < 0 ? 0 : n)};
-    }
+/// A number as text, in `buf`.
+LOUPE_DETAIL_SHARED_PART std::string_view format_number(std::int64_t v, char (&buf)[32]) noexcept {
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return {buf, static_cast<std::size_t>(r.ptr - buf)};
+}
+LOUPE_DETAIL_SHARED_PART std::string_view format_number(std::uint64_t v, char (&buf)[32]) noexcept {
+    const auto r = std::to_chars(buf, buf + sizeof buf, v);
+    return {buf, static_cast<std::size_t>(r.ptr - buf)};
+}
+LOUPE_DETAIL_SHARED_PART std::string_view format_number(double v, char (&buf)[32]) noexcept {
+    const int n = std::snprintf(buf, sizeof buf, "%.17g", v);
+    return {buf, static_cast<std::size_t>(n < 0 ? 0 : n)};
 }
 
-/// `v << ` into `out.scratch()`: the text kept (cut on a UTF-8 boundary when
-/// it did not fit) and the size of the whole. Throws what operator<< throws.
-template <class V>
-text_piece format_streamed(const V& v, value_writer& out) {
+/// `insert(os, v)` into `out.scratch()`: the text kept (cut on a UTF-8
+/// boundary when it did not fit) and the size of the whole. Throws what
+/// operator<< throws.
+LOUPE_DETAIL_SHARED_PART text_piece format_streamed_at(void (*insert)(std::ostream&, const void*), const void* v,
+                                                      value_writer& out) {
     bounded_streambuf buf(out.scratch(), out.capacity());
     {
         std::ostream os(&buf);
-        os << v;
+        insert(os, v);
     }
     const std::size_t total = buf.total();
     std::string_view view(out.scratch(), buf.kept());
     if (total > view.size()) view = utf8_complete_prefix(view);
     return {view, total};
+}
+#else
+// Compiled by the implementation file alone (base/config.hpp).
+std::string_view format_number(std::int64_t v, char (&buf)[32]) noexcept;
+std::string_view format_number(std::uint64_t v, char (&buf)[32]) noexcept;
+std::string_view format_number(double v, char (&buf)[32]) noexcept;
+text_piece format_streamed_at(void (*insert)(std::ostream&, const void*), const void* v, value_writer& out);
+#endif
+
+/// A bool or a number as text, in `buf`.
+template <class V>
+std::string_view format_number(V v, char (&buf)[32]) noexcept {
+    if constexpr (std::is_same_v<V, bool>) {
+        return v ? std::string_view("true") : std::string_view("false");
+    } else if constexpr (std::is_integral_v<V> && std::is_signed_v<V>) {
+        return format_number(static_cast<std::int64_t>(v), buf);
+    } else if constexpr (std::is_integral_v<V>) {
+        return format_number(static_cast<std::uint64_t>(v), buf);
+    } else {
+        return format_number(static_cast<double>(v), buf);
+    }
+}
+
+/// `v << ` into `out.scratch()` (format_streamed_at). Throws what
+/// operator<< throws.
+template <class V>
+text_piece format_streamed(const V& v, value_writer& out) {
+    return format_streamed_at(&stream::insert<V>, &v, out);
 }
 
 /// Formats `v` (not text; is_formattable_v) as the table above says and
@@ -135,6 +189,9 @@ void format_value(const V& v, value_writer& out, K&& k) {
     if constexpr (std::is_arithmetic_v<V>) {
         char buf[32];
         const std::string_view s = format_number(v, buf);
+        // The text is in `buf` (format_number is out of line: say so, so that
+        // the copy after it is not thought to read past it).
+        if (s.size() > sizeof buf) __builtin_unreachable();
         k(text_piece{s, s.size()});
     } else if constexpr (adl::has_to_string<V>::value) {
         try {
@@ -170,9 +227,9 @@ std::uint64_t object_id_of(const T& v) {
     if constexpr (has_object_id_hook<T>::value) {
         return static_cast<std::uint64_t>(loupe_object_id(v));
     } else {
-        const void* address = std::addressof(v);
+        const void* address = __builtin_addressof(v);
 #if LOUPE_DETAIL_CHAIN_RTTI
-        if constexpr (std::is_polymorphic_v<T>) address = dynamic_cast<const void*>(std::addressof(v));
+        if constexpr (std::is_polymorphic_v<T>) address = dynamic_cast<const void*>(__builtin_addressof(v));
 #endif
         return static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(address));
     }
