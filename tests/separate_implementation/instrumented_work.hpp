@@ -4,7 +4,9 @@
 
 #include <loupe/loupe.hpp>
 
+#include <cstddef>
 #include <cstdint>
+#include <iosfwd>
 #include <string>
 
 /// One piece of work inside a zone, under a context of two fields and a
@@ -20,3 +22,24 @@ separate_work_result separate_work(int i);
 
 /// Destroys two field scopes out of order (a misuse loupe reports once).
 void separate_out_of_order_scopes();
+
+/// A parameter of the method below, printed by its operator<< (declared
+/// here, defined in instrumented_work.cpp: a method site's file needs no
+/// <ostream> of its own).
+struct separate_money {
+    long cents = 0;
+};
+std::ostream& operator<<(std::ostream& os, const separate_money& m);
+
+/// A polymorphic class with a method site without compile-time chains
+/// (LOUPE_METHOD): every such site enters through the one shared entry.
+class separate_cart {
+public:
+    virtual ~separate_cart() = default;
+    std::size_t add(const std::string& sku, int qty, const separate_money& price);
+};
+/// A subclass that inherits add: specs with match=exact skip its calls.
+class separate_gift_cart : public separate_cart {};
+
+/// Reads up to `n` bytes of `fd` through the I/O wrapper; returns read()'s result.
+long separate_read(int fd, char* buffer, std::size_t n);
