@@ -27,7 +27,7 @@ set(parts
     loupe::detail::push_slow loupe::detail::refresh_sessions loupe::detail::steady_ticks
     loupe::detail::enter_zone_metrics loupe::detail::push_zone_with_metrics
     loupe::detail::runtime_call> loupe::detail::push_method_call<0> loupe::detail::push_method_unit<0>
-    loupe::detail::push_method_set_aside<0> loupe::detail::read_pull_metric<0>
+    loupe::detail::push_method_set_aside<0> loupe::detail::read_pull_metric<0> loupe::detail::thread_cpu_ns
     loupe::detail::format_number loupe::detail::format_streamed_at
     loupe::detail::io_announce<0> loupe::detail::io_announce_path<0> loupe::detail::io_push<0>
     loupe::io::detail::create_registry

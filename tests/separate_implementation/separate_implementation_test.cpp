@@ -114,7 +114,8 @@ TEST(SeparateImplementation, AMethodSiteRecordsItsParametersThroughTheSharedEntr
     loupe::session_config cfg;
     cfg.params = method + "; param=1; chain=truncate(3)\n" +  // spec 0
                  method + "; param=3; chain=to_string\n" +    // spec 1: operator<<, run by the implementation file
-                 method + "; param=2; match=exact\n";         // spec 2: not on a separate_gift_cart
+                 method + "; param=2; match=exact\n" +        // spec 2: not on a separate_gift_cart
+                 method + "; data=cpu\n";                      // the call's CPU time
     // The receiver check needs to know that a gift cart is a cart.
     loupe::reflect<separate_gift_cart>("separate_gift_cart").base<separate_cart>();
     const auto events = record_on_new_thread(cfg, [] {
@@ -139,6 +140,11 @@ TEST(SeparateImplementation, AMethodSiteRecordsItsParametersThroughTheSharedEntr
     EXPECT_EQ(text_of(calls[0], 0), "sku\xE2\x80\xA6");
     EXPECT_EQ(text_of(calls[0], 1), "12.50 EUR");
     EXPECT_EQ(text_of(calls[0], 2), "3");
+    for (const auto& call : calls) {
+        EXPECT_TRUE(call.has_cpu);
+        EXPECT_GE(call.cpu_end_ns, call.cpu_begin_ns);
+        EXPECT_GT(call.cpu_begin_ns, 0u);
+    }
     EXPECT_EQ(calls[1].params.size(), 2u) << "match=exact applied to a separate_gift_cart";
     EXPECT_EQ(text_of(calls[1], 1), "0.05 EUR");
     EXPECT_EQ(text_of(calls[1], 2), "(none)");
