@@ -76,6 +76,16 @@ struct Streamed {
 };
 std::ostream& operator<<(std::ostream& os, const Streamed& s) { return os << "s=" << s.v; }
 
+struct FriendStreamed {
+    int v;
+    friend std::ostream& operator<<(std::ostream& os, const FriendStreamed& s) { return os << "f=" << s.v; }
+};
+
+// Printable by std::ostream only through its conversion to a number.
+struct Countish {
+    operator int() const { return 5; }
+};
+
 struct Throws {};
 std::string to_string(const Throws&) { throw std::runtime_error("no"); }
 
@@ -192,7 +202,16 @@ TEST(ChainSharedRules, ToStringReadsTheSameInBothKinds) {
     EXPECT_EQ(same(Level::high), "HIGH");  // an enum's own to_string wins over its number
     EXPECT_EQ(same(Plain::seven), "7");
     EXPECT_EQ(same(Streamed{3}), "s=3");
+    EXPECT_EQ(same(FriendStreamed{4}), "f=4");  // a hidden friend, found by ADL
     EXPECT_EQ(same(std::string("as is")), "as is");
+}
+
+// operator<< is looked for as a non-member: the answer must not depend on
+// whether a file sees std::ostream complete (docs/params.md).
+TEST(ChainSharedRules, AClassPrintableOnlyThroughANumberConversionIsNotFormatted) {
+    EXPECT_FALSE(loupe::detail::is_formattable_v<Countish>);
+    const std::string error = loupe::detail::bind_chain("to_string", loupe::detail::type_desc_of<Countish>()).error;
+    EXPECT_NE(error.find("cannot be formatted"), std::string::npos) << error;
 }
 
 TEST(ChainSharedRules, AThrowingToStringGivesExceptionInCallInBothKinds) {

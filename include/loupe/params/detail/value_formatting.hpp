@@ -79,9 +79,6 @@ void insert(std::ostream& os, const void* v) {
 }
 }  // namespace stream
 
-template <class T>
-using has_ostream_insert = stream::has_insert<T>;
-
 /// `loupe_object_id(const T&)`, found by ADL, gives the id `object_id` records.
 template <class T, class = void>
 struct has_object_id_hook : std::false_type {};
@@ -93,7 +90,7 @@ struct has_object_id_hook<
 /// What `to_string` can format besides text.
 template <class T>
 inline constexpr bool is_formattable_v =
-    std::is_arithmetic_v<T> || std::is_enum_v<T> || adl::has_to_string<T>::value || has_ostream_insert<T>::value;
+    std::is_arithmetic_v<T> || std::is_enum_v<T> || adl::has_to_string<T>::value || stream::has_insert<T>::value;
 
 #if LOUPE_DETAIL_DEFINES_SHARED_PARTS
 /// A streambuf over a fixed buffer: keeps the first bytes, counts the rest.
@@ -201,7 +198,7 @@ void format_value(const V& v, value_writer& out, K&& k) {
         } catch (...) {
             out.fail(value_kind::exception_in_call);
         }
-    } else if constexpr (has_ostream_insert<V>::value) {
+    } else if constexpr (stream::has_insert<V>::value) {
         text_piece t;
         try {
             t = format_streamed(v, out);
