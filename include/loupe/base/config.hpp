@@ -53,10 +53,12 @@
 #    define LOUPE_DETAIL_DEFINES_SHARED_PARTS 1
 #endif
 // Internal: a shared part that is an instance of a function template
-// (`template <int = 0>`, compiled only where used). After the template's
-// definition, LOUPE_DETAIL_SHARED_INSTANCE(its signature with <0>) makes
-// it, with the separate implementation, an explicit instantiation: declared
-// (`extern template`) in every file, defined by the implementation file.
+// (`template <int = 0>`, compiled only where used). After the template
+// (its definition, or a declaration where the definition is itself kept to
+// the implementation file), LOUPE_DETAIL_SHARED_INSTANCE(its signature with
+// <0>) makes it, with the separate implementation, an explicit
+// instantiation: declared (`extern template`) in every file, defined by the
+// implementation file.
 // Header-only it says nothing: each file that calls it compiles it.
 #if !LOUPE_SEPARATE_IMPLEMENTATION
 #    define LOUPE_DETAIL_SHARED_INSTANCE(...) static_assert(true, "")
