@@ -150,20 +150,13 @@ struct call_entry {
 // void, runtime_call>, with its receiver as `self` and this as `args`
 // (compiled once with the separate implementation). A site with chains
 // passes its arguments as a tuple of references, and its entry is its own.
+// The receiver's types come from its descriptor (types[0]: its static type,
+// and its dynamic type when it is polymorphic; null for a free function).
 struct runtime_call {
-    const void* const* arguments;  ///< [0] the receiver (null: none), [1..] the parameters
+    const void* const* arguments;   ///< [0] the receiver (null: none), [1..] the parameters
     const type_desc* const* types;  ///< site_arg_types<Self, Tuple>::get()
     std::size_t count;
-    const std::type_info* static_receiver;    ///< static_receiver<Self>()
-    const std::type_info* declared_receiver;  ///< &typeid(Self); null for a free function
-    const std::type_info& (*dynamic_receiver)(const void* self) noexcept;  ///< receiver_type
 };
-
-/// The dynamic type of a receiver given by address (runtime_call).
-template <class Self>
-const std::type_info& receiver_type_at(const void* self) noexcept {
-    return receiver_type(static_cast<const Self*>(self));
-}
 
 // What the entry needs from a call's arguments, for each of the two forms:
 // the site bound to the current specs, the entries of a binding that apply
@@ -174,7 +167,9 @@ const site_binding* bind_call(method_site& where, const Self*, const Tuple&) noe
     return bind_site(where, types::get(), types::count, static_receiver<Self>());
 }
 inline const site_binding* bind_call(method_site& where, const void*, const runtime_call& call) noexcept {
-    return bind_site(where, call.types, call.count, call.static_receiver);
+    const type_desc* receiver = call.types[0];  // as static_receiver<Self>()
+    return bind_site(where, call.types, call.count,
+                     receiver != nullptr && !receiver->polymorphic ? receiver->type : nullptr);
 }
 template <class Self, class Tuple>
 std::uint64_t receiver_entries(const site_binding& b, const Self* self, const Tuple&) noexcept {
@@ -184,8 +179,9 @@ std::uint64_t receiver_entries(const site_binding& b, const Self* self, const Tu
     return b.fixed_mask;
 }
 inline std::uint64_t receiver_entries(const site_binding& b, const void* self, const runtime_call& call) noexcept {
-    if (call.declared_receiver == nullptr || !b.receiver_dependent) return b.fixed_mask;
-    return entries_for(b, call.dynamic_receiver(self), *call.declared_receiver);
+    const type_desc* receiver = call.types[0];
+    if (receiver == nullptr || !b.receiver_dependent) return b.fixed_mask;
+    return entries_for(b, receiver->polymorphic ? *receiver->dynamic_type(self) : *receiver->type, *receiver->type);
 }
 template <class Self, class... Args>
 std::array<const void*, 1 + sizeof...(Args)> call_addresses(const Self* self,
@@ -434,15 +430,8 @@ LOUPE_ALWAYS_INLINE call_entry enter_site(method_site& where, const Chains& chai
     } else {
         using types = site_arg_types<Self, std::tuple<Args&...>>;
         const void* const arguments[] = {self, static_cast<const void*>(&args)...};
-        const void* const receiver = self;
-        if constexpr (std::is_void_v<Self>) {
-            const runtime_call call{arguments, types::get(), types::count, nullptr, nullptr, nullptr};
-            return enter_method(where, chains, receiver, call, sessions);
-        } else {
-            const runtime_call call{arguments,      types::get(),  types::count,
-                                    static_receiver<Self>(), &typeid(Self), &receiver_type_at<Self>};
-            return enter_method(where, chains, receiver, call, sessions);
-        }
+        const runtime_call call{arguments, types::get(), types::count};
+        return enter_method(where, chains, static_cast<const void*>(self), call, sessions);
     }
 }
 

@@ -62,7 +62,9 @@ private:
         for (const auto& e : entries_) {
             if (e->type == &t) return e->name;
         }
-        entries_.reserve(entries_.size() + 1);  // the push_back below cannot throw after the new
+        // Room first, so that the push_back below cannot throw after the new
+        // (grown geometrically: reserving one more each time copies them all).
+        if (entries_.size() == entries_.capacity()) entries_.reserve(2 * entries_.size() + 16);
         const type_name_entry* e = new type_name_entry{&t, demangle(t)};
         entries_.push_back(e);
         // Publish it in the lock-free table when a probe slot is free (only

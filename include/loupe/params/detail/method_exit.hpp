@@ -149,7 +149,7 @@ LOUPE_NOINLINE void push_method_unit(const method_site* where, std::uint64_t t0,
     if (plan != nullptr) read_plan(*plan, *t_metric_thread.block, metric_end);
     method_exit x;
     x.t1 = read_ticks();
-    x.cpu_end = (flags & method_has_cpu) ? static_cast<std::uint64_t>(read_cpu_clock(CLOCK_THREAD_CPUTIME_ID)) : 0;
+    x.cpu_end = (flags & method_has_cpu) ? thread_cpu_ns() : 0;
     x.t0 = t0;
     x.sessions = sessions;
     x.plan = plan;
