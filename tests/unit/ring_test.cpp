@@ -102,6 +102,54 @@ TEST(Ring, AReservationThatWouldWrapIsRefusedAndPushNWrapsInstead) {
     EXPECT_EQ(drain_all(r), (std::vector<std::uint64_t>{30, 31}));
 }
 
+// The collector's pause (core/detail/collector.hpp) ends early when a ring
+// passes half full: the producer takes hot_state::paused_collector_wake and
+// calls it, once.
+int ring_test_wakes = 0;
+void ring_test_count_wake() noexcept { ++ring_test_wakes; }
+
+struct PausingCollector : ::testing::Test {
+    void SetUp() override {
+        ring_test_wakes = 0;
+        loupe::detail::g_hot.paused_collector_wake.store(&ring_test_count_wake);
+    }
+    void TearDown() override { loupe::detail::g_hot.paused_collector_wake.store(nullptr); }
+};
+
+TEST_F(PausingCollector, IsWokenOnceWhenTheRingPassesHalfFull) {
+    ring r(16);
+    for (std::uint64_t i = 0; i < 8; ++i) ASSERT_TRUE(r.try_push(&test_site, i, i, 1));
+    EXPECT_EQ(ring_test_wakes, 0) << "8 of 16 slots is half, not past it";
+    ASSERT_TRUE(r.try_push(&test_site, 8, 8, 1));
+    EXPECT_EQ(ring_test_wakes, 1);
+    EXPECT_EQ(loupe::detail::g_hot.paused_collector_wake.load(), nullptr) << "the producer took the wake call";
+    for (std::uint64_t i = 9; i < 16; ++i) ASSERT_TRUE(r.try_push(&test_site, i, i, 1));
+    EXPECT_EQ(ring_test_wakes, 1);
+    EXPECT_EQ(drain_all(r).size(), 16u);  // nothing lost on the way
+}
+
+TEST_F(PausingCollector, IsWokenAgainOnlyAfterAnotherHalfRingPastWhatItDrained) {
+    ring r(16);
+    for (std::uint64_t i = 0; i < 9; ++i) ASSERT_TRUE(r.try_push(&test_site, i, i, 1));
+    ASSERT_EQ(ring_test_wakes, 1);
+    EXPECT_EQ(drain_all(r).size(), 9u);  // the woken collector drains; its next pause begins
+    loupe::detail::g_hot.paused_collector_wake.store(&ring_test_count_wake);
+    // The producer does not look at the tail again before the end it saw
+    // (16): then it finds 7 in the ring, and looks again at 9 past the tail.
+    for (std::uint64_t i = 9; i < 17; ++i) ASSERT_TRUE(r.try_push(&test_site, i, i, 1));
+    EXPECT_EQ(ring_test_wakes, 1);
+    for (std::uint64_t i = 17; i < 18; ++i) ASSERT_TRUE(r.try_push(&test_site, i, i, 1));
+    EXPECT_EQ(ring_test_wakes, 2);
+}
+
+TEST(Ring, NothingIsCalledWhenTheCollectorIsNotPausing) {
+    ASSERT_EQ(loupe::detail::g_hot.paused_collector_wake.load(), nullptr);
+    ring r(8);
+    for (std::uint64_t i = 0; i < 8; ++i) ASSERT_TRUE(r.try_push(&test_site, i, i, 1));
+    EXPECT_FALSE(r.try_push(&test_site, 8, 8, 1));  // full, as before
+    EXPECT_EQ(drain_all(r).size(), 8u);
+}
+
 // A frame built in place (ring::open_frame): what a method call's entry and
 // exit do with it, and what any other push in between does to it.
 

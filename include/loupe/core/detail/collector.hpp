@@ -41,12 +41,13 @@ inline thread_info describe(const ring& r) noexcept {
 // sooner under a burst. So after a pass that found every ring holding less
 // than 1/backlog_share of its capacity, the collector waits pass_pause (or
 // until woken: a session starting or stopping, a producer blocked on a full
-// ring) before the next pass; a pass that found more goes on at once. A
-// zone with a push metric writes a record every 9 ns (two in 18 ns), which
-// fills a 1 MiB ring in about 290 µs; an outgoing call writes one every
-// 5 ns (five in about 24 ns), about 160 µs, so a call loop that starts
-// flat out during a pause can fill its first ring before the collector
-// looks (its ring then grows; it measured 0-1.3 % dropped, docs/tasks.md).
+// ring, a ring passing half full) before the next pass; a pass that found
+// more goes on at once. A zone with a push metric writes a record every
+// 9 ns (two in 18 ns), which fills a 1 MiB ring in about 290 µs; an
+// outgoing call writes one every 4.4 ns (five in about 22 ns), about
+// 145 µs, less than a pause: so a producer whose ring passes half full
+// ends the pause (ring::fits_slow, pause_locked), and the collector drains
+// the ring and gives it a larger successor before it is full.
 // Each pass costs its own (the session snapshot, the lock, a timed wait),
 // so the longer the pause, the less the collector spends per event
 // (bench/throughput.cpp: 200 µs takes about a tenth less CPU per zone into
@@ -196,14 +197,25 @@ inline void runtime::collector_main() noexcept {
             if (moved != 0) {
                 // Little in every ring: let them fill a while rather than
                 // follow each producer a record behind (see pass_pause).
-                if (!backlog) wake_cv_.wait_for(lock, collector_detail::pass_pause, [this] { return wake_; });
+                if (!backlog) pause_locked(lock, collector_detail::pass_pause);
             } else if (live_mask != 0) {
-                wake_cv_.wait_for(lock, milliseconds(1), [this] { return wake_; });
+                pause_locked(lock, milliseconds(1));
             } else {
                 wake_cv_.wait(lock, [this] { return wake_; });
             }
         }
     }
+}
+
+// Waits `how_long`, or less: until a session starts or stops, a producer
+// waits for room, or a producer's ring passes half full (ring::fits_slow
+// calls wake_paused_collector, published here for the length of the pause).
+inline void runtime::pause_locked(std::unique_lock<std::mutex>& lock, std::chrono::microseconds how_long) noexcept {
+    hurried_.store(false, std::memory_order_relaxed);
+    g_hot.paused_collector_wake.store(&runtime::wake_paused_collector, std::memory_order_release);
+    wake_cv_.wait_for(lock, how_long, [this] { return wake_ || hurried_.load(std::memory_order_acquire); });
+    g_hot.paused_collector_wake.store(nullptr, std::memory_order_relaxed);
+    if (hurried_.load(std::memory_order_relaxed)) ++counters_.pauses_cut;
 }
 
 // A drained retired ring leaves the live list: kept for the next thread if

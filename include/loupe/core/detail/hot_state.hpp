@@ -45,6 +45,12 @@ struct alignas(64) hot_state {
     /// read (the union; null when none).
     std::atomic<std::uint64_t> metric_slots{0};
     std::atomic<const metric_plan*> plan{nullptr};
+    /// While the collector pauses between passes: what wakes it early (set
+    /// by the collector, core/detail/collector.hpp). A producer whose ring
+    /// passes half full takes it and calls it (ring::fits_slow); null when
+    /// the collector is not pausing. A line of its own: the collector
+    /// writes it twice a pass, the producers read the lines above per event.
+    alignas(64) std::atomic<void (*)() noexcept> paused_collector_wake{nullptr};
 };
 
 /// The one instance per process. Default visibility (LOUPE_API) makes the

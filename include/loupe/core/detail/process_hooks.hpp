@@ -38,6 +38,7 @@ inline void fork_child() noexcept {
     g_hot.block_slots.store(0, std::memory_order_relaxed);
     for (auto& k : g_hot.slot_kinds) k.store(0, std::memory_order_relaxed);
     g_hot.epoch.fetch_add(1, std::memory_order_release);
+    g_hot.paused_collector_wake.store(nullptr, std::memory_order_relaxed);  // the parent's collector paused at fork
     thread_state& ts = t_state;
     // A method call running on this thread may have its values waiting in
     // the ring left behind: onto the value stack with them, where its exit

@@ -133,8 +133,8 @@ public:
     // exit packs its unit from there as usual; an open one (its chains'
     // getters record events while the values are written) is left behind as
     // a skipped unit. One frame waits at a time: the innermost call's. While
-    // it waits, cached_tail_ is moved so that the room test of every push
-    // fails and takes the slow path (fits): the other pushes pay nothing.
+    // it waits, limit_ is moved so that the room test of every push fails
+    // and takes the slow path (fits): the other pushes pay nothing.
 
     /// Producer only: opens `n` slots at the head (no wrap inside) for a
     /// call's unit; null when they do not fit now.
@@ -143,8 +143,8 @@ public:
         const std::uint64_t h = producer_head_;
         frame_end_ = h + n;
         frame_spill_ = nullptr;  // open
-        frame_tail_ = cached_tail_;
-        cached_tail_ = h - capacity_;  // every room test fails while the frame waits
+        frame_limit_ = limit_;
+        limit_ = 0;  // every room test fails while the frame waits
         return &slots_[h & mask_];
     }
 
@@ -173,7 +173,7 @@ public:
     void commit_frame() noexcept {
         const std::uint64_t end = frame_end_;
         frame_end_ = 0;
-        cached_tail_ = frame_tail_;
+        limit_ = frame_limit_;
         publish(end);
     }
     /// Producer only: sets a waiting frame aside now (see set_frame_aside).
@@ -231,11 +231,11 @@ public:
     /// retired and drained, with no producer attached.
     void reset_for_reuse() noexcept {
         producer_head_ = 0;
-        frame_end_ = frame_start_ = frame_tail_ = 0;
+        frame_end_ = frame_start_ = frame_limit_ = 0;
         full_skips_ = 0;
         head_.store(0, std::memory_order_relaxed);
         tail_.store(0, std::memory_order_relaxed);
-        cached_tail_ = 0;
+        limit_ = 0;
         for (auto& d : dropped_) d.store(0, std::memory_order_relaxed);
         for (auto& s : seen_dropped) s = 0;
         collector_payload = pending_payload{};
@@ -328,14 +328,21 @@ private:
     // without fetching the collector's cache line for every event.
     static constexpr unsigned full_skip_events = 15;
 
-    // Producer only: true if `n` records fit after the head. A waiting frame
-    // fails the first test (open_frame) and is set aside here, first.
+    // Producer only: true if `n` records fit after the head. The first test
+    // passes up to limit_ (see fits_slow); a waiting frame fails it
+    // (open_frame) and is set aside in fits_slow, first.
     bool fits(std::size_t n) noexcept {
-        return LOUPE_LIKELY(producer_head_ + n - cached_tail_ <= capacity_) || fits_slow(n);
+        return LOUPE_LIKELY(producer_head_ + n <= limit_) || fits_slow(n);
     }
-    // fits() when the last tail seen says no: sets a waiting frame aside or
-    // looks at the collector's tail again. Out of line: every push site
-    // inlines fits(), so its rare part stays out of them.
+    // fits() past limit_: sets a waiting frame aside, then looks at the
+    // collector's tail again. The limit it sets next is half the ring past
+    // that tail while the ring is less than half full, so the producer looks
+    // again (once per half ring, one read of the collector's line) when it
+    // may have filled half: then, if the collector pauses between passes, it
+    // is woken (hot_state::paused_collector_wake), so a thread that starts
+    // recording flat out during a pause does not fill the ring before the
+    // collector looks. Past half full the limit is the ring's end. Out of
+    // line: every push site inlines fits(), so its rare part stays out.
     LOUPE_NOINLINE LOUPE_DETAIL_SHARED_PART bool fits_slow(std::size_t n) noexcept;
 
     // Producer only: a push comes while a frame waits in place. Open (its
@@ -355,10 +362,10 @@ private:
     // it); the tail (the collector's); the geometry (read-only); the drop
     // counters (the producer's, read by the collector now and then).
     alignas(64) std::uint64_t producer_head_ = 0;
-    std::uint64_t cached_tail_ = 0;
+    std::uint64_t limit_ = 0;  ///< heads up to this pass the first room test (0: look at the tail first)
     unsigned full_skips_ = 0;
     std::uint64_t frame_end_ = 0;   ///< a frame waits in place in [producer_head_, frame_end_) (0: none)
-    std::uint64_t frame_tail_ = 0;  ///< cached_tail_ while a frame waits
+    std::uint64_t frame_limit_ = 0;  ///< limit_ while a frame waits
     unsigned char* frame_spill_ = nullptr;  ///< null while the frame is open
     std::size_t frame_bytes_ = 0;
     std::uint64_t frame_start_ = 0;  ///< where a frame set aside while open began
@@ -382,17 +389,28 @@ private:
 bool ring::fits_slow(std::size_t n) noexcept {
     if (LOUPE_UNLIKELY(frame_end_ != 0)) {
         set_frame_aside();
-        if (producer_head_ + n - cached_tail_ <= capacity_) return true;
+        if (producer_head_ + n <= limit_) return true;
     }
-    const std::uint64_t h = producer_head_;
     if (full_skips_ != 0) {
         --full_skips_;
         return false;
     }
-    cached_tail_ = tail_.load(std::memory_order_acquire);
-    if (h + n - cached_tail_ <= capacity_) return true;
-    full_skips_ = full_skip_events;
-    return false;
+    const std::uint64_t end = producer_head_ + n;
+    const std::uint64_t tail = tail_.load(std::memory_order_acquire);
+    if (end - tail > capacity_) {
+        full_skips_ = full_skip_events;
+        return false;
+    }
+    const std::uint64_t half = tail + capacity_ / 2;
+    if (end <= half) {
+        limit_ = half;
+    } else {
+        limit_ = tail + capacity_;
+        if (g_hot.paused_collector_wake.load(std::memory_order_relaxed) != nullptr) {
+            if (auto* wake = g_hot.paused_collector_wake.exchange(nullptr, std::memory_order_acq_rel)) wake();
+        }
+    }
+    return true;
 }
 
 void ring::set_frame_aside() noexcept {
@@ -409,7 +427,7 @@ void ring::set_frame_aside() noexcept {
         std::memcpy(frame_spill_, &slots_[(h + 1) & mask_], frame_bytes_);
     }
     frame_end_ = 0;
-    cached_tail_ = frame_tail_;
+    limit_ = frame_limit_;
 }
 #endif
 

@@ -74,6 +74,7 @@ struct runtime_counters {
     std::uint64_t rings_grown = 0;    ///< larger successors made for busy rings (recorder.hpp: adopt_successor)
     std::uint64_t ring_bytes = 0;     ///< bytes of the rings (live and pooled) now
     std::uint64_t ring_bytes_peak = 0;  ///< the most they ever held at once
+    std::uint64_t pauses_cut = 0;     ///< collector pauses ended by a ring passing half full (ring::fits_slow)
 };
 
 class runtime {
@@ -348,6 +349,14 @@ public:
         }
         wake_cv_.notify_one();
     }
+
+    /// A producer's ring passed half full while the collector paused
+    /// between passes (hot_state::paused_collector_wake): ends the pause.
+    /// Takes no lock: a producer never waits for the collector's. If it
+    /// comes in the few instructions between the collector's last look at
+    /// `hurried_` and its wait, the pause runs its course (at most
+    /// collector_detail::pass_pause, or the 1 ms idle wait).
+    static void wake_paused_collector() noexcept;
 
     runtime_counters counters() {
         std::lock_guard<std::mutex> lock(mutex_);
@@ -647,6 +656,7 @@ private:
     drain_result drain_ring(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask) noexcept;
     void grow_rings_locked(const std::vector<ring*>& busy) noexcept;
     void recycle_locked(ring* r) noexcept;
+    void pause_locked(std::unique_lock<std::mutex>& lock, std::chrono::microseconds how_long) noexcept;
     class unit_router;
     void deliver_unit(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask, record& rec,
                       const unsigned char* payload) noexcept;
@@ -681,6 +691,7 @@ private:
     runtime_counters counters_;
     bool shutting_down_ = false;
     bool wake_ = false;
+    std::atomic<bool> hurried_{false};  ///< set without the lock by wake_paused_collector
     std::condition_variable wake_cv_;
     std::condition_variable done_cv_;
     std::thread collector_;
@@ -709,6 +720,13 @@ private:
 LOUPE_API inline std::atomic<runtime*>& runtime_pointer() {
     static std::atomic<runtime*> instance{nullptr};
     return instance;
+}
+
+inline void runtime::wake_paused_collector() noexcept {
+    if (runtime* r = runtime_pointer().load(std::memory_order_acquire)) {
+        r->hurried_.store(true, std::memory_order_release);
+        r->wake_cv_.notify_one();
+    }
 }
 
 LOUPE_API inline std::mutex& runtime_init_mutex() {
