@@ -20,6 +20,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "loupe/base/clock.hpp"
 #include "loupe/base/record.hpp"
 #include "loupe/base/site.hpp"
 #include "loupe/core/unit_marker.hpp"
@@ -51,8 +52,11 @@ public:
     /// `metrics` to `send`. Views it points at must live until `send` returns.
     record* rec = nullptr;
 
+    /// This process's clock.
+    const tick_clock* clock = nullptr;
+
     /// Ticks of this process's clock to nanoseconds.
-    virtual std::uint64_t to_ns(std::uint64_t t) const noexcept = 0;
+    std::uint64_t to_ns(std::uint64_t t) const noexcept { return clock->to_ns(t); }
 
     /// Sends `*rec` to every live session the unit was captured for (not to
     /// a session that started after `ticks`), with the zone metric deltas

@@ -284,6 +284,78 @@ inline void runtime::grow_rings_locked(const std::vector<ring*>& busy) noexcept 
     }
 }
 
+// The collector's side of unit_delivery: routes a codec's record to the
+// unit's live sessions. One per drained ring, aimed at each of its units in
+// turn (deliver).
+class runtime::unit_router final : public unit_delivery, private unit_session {
+public:
+    unit_router(runtime& rt, ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
+                record& drain_record) noexcept
+        : rt_(rt), ring_(r), live_(live), live_mask_(live_mask), deltas_(r.collector_zone_metrics.delta) {
+        rec = &drain_record;
+        clock = &rt.clock_;
+    }
+
+    // The unit of `sessions` whose header had `t0` and `t1`, its `n` bytes
+    // of payload at `payload` (the collector's copy, or the ring itself):
+    // `codec` decodes and sends it. `rec` is the drain's record (its thread
+    // set), reused rather than a new one zeroed for every unit: the fields
+    // a plain record sets are cleared before the codec runs, the views a
+    // codec may point it at after.
+    void deliver(const unit_codec& codec, std::uint64_t sessions, std::uint64_t t0, std::uint64_t t1, std::size_t n,
+                 const unsigned char* payload) noexcept {
+        data = payload;
+        bytes = n;
+        ticks = t0;
+        end_ticks = t1;
+        sessions_ = sessions;
+        plan_ = std::exchange(ring_.collector_zone_metrics.plan, nullptr);  // deltas held for this unit (a method call's)
+        record& out = *rec;
+        out.where = nullptr;  // what the drain sets for every plain record: a codec sets what it uses
+        out.begin_ns = out.end_ns = 0;
+        out.value = 0.0;
+        out.flow_id = 0;
+        codec.deliver(*this);
+        out.context = nullptr;
+        out.io = nullptr;
+        out.resource = nullptr;
+        out.method = nullptr;
+        out.spec = nullptr;
+        out.apply_error = nullptr;
+        out.count = out.dropped_total = 0;
+    }
+
+private:
+    int slot() const noexcept override { return current_->slot; }
+    void send_param_specs(std::uint32_t count) noexcept override {
+        if (count > current_->param_specs_sent) rt_.send_param_news(*current_);
+    }
+    void send_each(bool event, void (*each)(void*, unit_session&) noexcept, void* context) noexcept override {
+        for (std::uint64_t targets = sessions_ & live_mask_; targets != 0; targets &= targets - 1) {
+            session_state& s = *live_[__builtin_ctzll(targets)];
+            if (static_cast<std::int64_t>(ticks - s.start_ticks) < 0) continue;  // for the slot's previous session
+            current_ = &s;
+            if (each != nullptr) each(context, *this);
+            rec->metric_count = plan_ ? collector_detail::select_metrics(*plan_, deltas_, s.metrics.zone_mask(),
+                                                                         rt_.selected_metrics_)
+                                      : 0;
+            rec->metrics = rt_.selected_metrics_;
+            rec->session = &s.info;
+            if (event) collector_detail::bump(s.delivered, 1);
+            s.send(*rec);
+        }
+    }
+
+    runtime& rt_;
+    ring& ring_;
+    const std::shared_ptr<session_state>* live_;
+    std::uint64_t live_mask_;
+    const std::int64_t* deltas_;
+    std::uint64_t sessions_ = 0;
+    const metric_plan* plan_ = nullptr;
+    session_state* current_ = nullptr;
+};
+
 inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<session_state>* live,
                                                  std::uint64_t live_mask) noexcept {
     const std::uint32_t version = r.name_version();
@@ -299,6 +371,13 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
     rec.thread = &thread;
     zone_argument arg;  // a numeric zone argument's view (rec.arg while it is sent)
     drain_result result;
+    unit_router units(*this, r, live, live_mask, rec);
+    // The unit r.collector_payload has reassembled (or whose header said it has no payload).
+    const auto deliver_pending = [&] {
+        ring::pending_payload& unit = r.collector_payload;
+        units.deliver(*unit.codec, unit.sessions, unit.ticks, unit.end_ticks, unit.bytes, unit.data);
+        unit.bytes = unit.received = 0;
+    };
     // Hands `rec` to each session of `targets` that started before `t0`, with
     // the deltas held for it when `plan` is set.
     const auto send_to_sessions = [&](std::uint64_t targets, std::uint64_t t0, const metric_plan* plan) {
@@ -408,7 +487,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
                     std::memcpy(r.collector_zone_metrics.delta + 1, pending.data, pending.bytes);
                     pending.bytes = pending.received = 0;
                 } else {
-                    deliver_unit(r, live, live_mask, rec, pending.data);
+                    deliver_pending();
                 }
             }
             return true;
@@ -424,7 +503,7 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         if (raw.where->kind == site_kind::unit) {  // a unit's header: its payload follows
             const unit_codec& codec = *static_cast<const unit_marker*>(raw.where)->codec;
             pending.start(raw, codec);
-            if (pending.bytes == 0 && !codec.unread) deliver_unit(r, live, live_mask, rec, pending.data);
+            if (pending.bytes == 0 && !codec.unread) deliver_pending();
             return true;
         }
         if (raw.where == &zone_metrics_marker) {  // deltas, then the zone they belong to
@@ -466,32 +545,40 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
     const auto between_units = [&] {
         return r.collector_payload.received >= r.collector_payload.bytes && r.collector_zone_metrics.plan == nullptr;
     };
-    // The unit whose header is `first[0]`, of known sessions: begun as the
-    // general path begins one, then, when its payload follows in `run`,
-    // decoded from the ring where it lies. Returns the records it took (1
-    // when the payload wraps round the ring's end: the general path reads it
-    // record by record); 0 leaves the header to the general path.
-    const auto unit_from_ring = [&](const raw_record* first, std::size_t run) -> std::size_t {
-        ring::pending_payload& pending = r.collector_payload;
-        const unit_codec& codec = *static_cast<const unit_marker*>(first[0].where)->codec;
-        if ((first[0].sessions & ~live_mask) != 0 || codec.unread) return 0;
-        pending.start(first[0], codec);
-        std::size_t payload_records = (pending.bytes + sizeof(raw_record) - 1) / sizeof(raw_record);
-        if (!pending.sized && pending.bytes != 0) {  // the first payload record, when here, says the size
-            if (run < 2) return 1;
-            pending.size_from_first(first[1]);
-            payload_records = std::max<std::size_t>(1, (pending.bytes + sizeof(raw_record) - 1) / sizeof(raw_record));
-        }
-        if (1 + payload_records > run) return 1;
-        deliver_unit(r, live, live_mask, rec, reinterpret_cast<const unsigned char*>(first + 1));
-        return 1 + payload_records;
+    // The units one after the other from `first[0]`, of known sessions,
+    // each decoded from the ring where it lies when its payload follows in
+    // `run`. Returns the records they took: 0 leaves the first to the
+    // general path; a unit whose payload wraps round the ring's end is
+    // begun as the general path begins one, and its header taken (the
+    // general path reads the payload record by record).
+    const auto units_from_ring = [&](const raw_record* first, std::size_t run) -> std::size_t {
+        std::size_t k = 0;
+        do {
+            const raw_record& header = first[k];
+            const unit_codec& codec = *static_cast<const unit_marker*>(header.where)->codec;
+            if ((header.sessions & ~live_mask) != 0 || codec.unread) return k;
+            std::size_t bytes = ring::pending_payload::at_most_data(codec.announced_bytes(header));
+            std::size_t payload_records = (bytes + sizeof(raw_record) - 1) / sizeof(raw_record);
+            if (codec.bytes_from_first != nullptr && bytes != 0 && k + 1 < run) {  // the first payload record says the size
+                bytes = ring::pending_payload::at_most_data(codec.bytes_from_first(first[k + 1]));
+                payload_records = std::max<std::size_t>(1, (bytes + sizeof(raw_record) - 1) / sizeof(raw_record));
+            }
+            if (k + 1 + payload_records > run) {
+                r.collector_payload.start(header, codec);
+                return k + 1;
+            }
+            units.deliver(codec, header.sessions, header.t0, header.t1, bytes,
+                          reinterpret_cast<const unsigned char*>(first + k + 1));
+            k += 1 + payload_records;
+        } while (k < run && first[k].where->kind == site_kind::unit);
+        return k;
     };
     result.consumed = r.drain_runs([&](const raw_record* first, std::size_t run) -> std::size_t {
         // A batch of plain events, or a unit read where it lies. Anything
         // else: the general way, one record at a time.
         if (LOUPE_LIKELY(between_units())) {
             if (first[0].where->kind == site_kind::unit) {
-                if (const std::size_t taken = unit_from_ring(first, run)) return taken;
+                if (const std::size_t taken = units_from_ring(first, run)) return taken;
             } else if (const std::size_t events = event_run(first, run)) {
                 return events;
             }
@@ -507,79 +594,6 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
         return k;
     });
     return result;
-}
-
-// The collector's side of unit_delivery: routes a codec's record to the
-// unit's live sessions.
-class runtime::unit_router final : public unit_delivery, private unit_session {
-public:
-    unit_router(runtime& rt, ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
-                record& drain_record, const unsigned char* payload)
-        : rt_(rt), live_(live), live_mask_(live_mask) {
-        const ring::pending_payload& unit = r.collector_payload;
-        data = payload;
-        bytes = unit.bytes;
-        ticks = unit.ticks;
-        end_ticks = unit.end_ticks;
-        sessions_ = unit.sessions;
-        rec = &drain_record;
-        plan_ = std::exchange(r.collector_zone_metrics.plan, nullptr);  // deltas held for this unit (a method call's)
-        deltas_ = r.collector_zone_metrics.delta;
-    }
-    std::uint64_t to_ns(std::uint64_t t) const noexcept override { return rt_.clock_.to_ns(t); }
-
-private:
-    int slot() const noexcept override { return current_->slot; }
-    void send_param_specs(std::uint32_t count) noexcept override {
-        if (count > current_->param_specs_sent) rt_.send_param_news(*current_);
-    }
-    void send_each(bool event, void (*each)(void*, unit_session&) noexcept, void* context) noexcept override {
-        for (std::uint64_t targets = sessions_ & live_mask_; targets != 0; targets &= targets - 1) {
-            session_state& s = *live_[__builtin_ctzll(targets)];
-            if (static_cast<std::int64_t>(ticks - s.start_ticks) < 0) continue;  // for the slot's previous session
-            current_ = &s;
-            if (each != nullptr) each(context, *this);
-            rec->metric_count = plan_ ? collector_detail::select_metrics(*plan_, deltas_, s.metrics.zone_mask(),
-                                                                         rt_.selected_metrics_)
-                                      : 0;
-            rec->metrics = rt_.selected_metrics_;
-            rec->session = &s.info;
-            if (event) collector_detail::bump(s.delivered, 1);
-            s.send(*rec);
-        }
-    }
-
-    runtime& rt_;
-    const std::shared_ptr<session_state>* live_;
-    std::uint64_t live_mask_;
-    std::uint64_t sessions_ = 0;
-    const metric_plan* plan_ = nullptr;
-    const std::int64_t* deltas_ = nullptr;
-    session_state* current_ = nullptr;
-};
-
-// The unit that `r.collector_payload` describes is complete, its payload at
-// `payload` (the collector's copy, or the ring itself): its codec decodes
-// and sends it. `rec` is the drain's record (its thread set), reused rather
-// than a new one zeroed for every unit: the fields a plain record sets are
-// cleared before the codec runs, the views a codec may point it at after.
-inline void runtime::deliver_unit(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask,
-                                  record& rec, const unsigned char* payload) noexcept {
-    ring::pending_payload& unit = r.collector_payload;
-    unit_router router(*this, r, live, live_mask, rec, payload);
-    rec.where = nullptr;  // what the drain sets for every plain record: a codec sets what it uses
-    rec.begin_ns = rec.end_ns = 0;
-    rec.value = 0.0;
-    rec.flow_id = 0;
-    unit.codec->deliver(router);
-    rec.context = nullptr;
-    rec.io = nullptr;
-    rec.resource = nullptr;
-    rec.method = nullptr;
-    rec.spec = nullptr;
-    rec.apply_error = nullptr;
-    rec.count = rec.dropped_total = 0;
-    unit.bytes = unit.received = 0;
 }
 
 // New spec definitions and apply errors of `s`, to its sinks.

@@ -658,8 +658,6 @@ private:
     void recycle_locked(ring* r) noexcept;
     void pause_locked(std::unique_lock<std::mutex>& lock, std::chrono::microseconds how_long) noexcept;
     class unit_router;
-    void deliver_unit(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask, record& rec,
-                      const unsigned char* payload) noexcept;
     void send_param_news(session_state& s) noexcept;
     void report_drops(ring* r, session_state& s) noexcept;
     void report_ringless_drops(session_state& s) noexcept;
