@@ -1,7 +1,9 @@
 // loupe_bench_throughput [--busy N] [--sink file|null] [--ring-bytes N] [--memory-budget N]
-//                        [threads] [events-per-thread] [drop|block] [file]
+//                        [--events zones|calls] [threads] [events-per-thread] [drop|block] [file]
 //
-// Records zones as fast as possible from N threads into a file sink (or the
+// Records zones (or, with `--events calls`, outgoing calls of a task: two
+// task points each, CALL_OUT and RETURN_IN, each a unit the collector
+// decodes) as fast as possible from N threads into a file sink (or the
 // null sink) and prints what was produced, written and dropped, the rate,
 // the file's bytes per event, and the collector's own CPU time per event
 // (its thread's time on CPU, from /proc/self/task/TID/schedstat, Linux);
@@ -15,6 +17,7 @@
 // dropped and exits 1 if it does not hold.
 #include <loupe/loupe.hpp>
 #include <loupe/session.hpp>
+#include <loupe/tasks.hpp>
 
 #include <dirent.h>
 #include <sys/stat.h>
@@ -26,6 +29,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -36,6 +40,7 @@ struct options {
     unsigned long long ring_bytes = 0;  // 0: the session's default
     long long memory_budget = -1;       // -1: the session's default
     bool null_sink = false;
+    bool calls = false;  // outgoing calls (two events each) instead of zones
     unsigned threads = 2;
     unsigned long long events_per_thread = 1000000;
     loupe::overflow_policy policy = loupe::overflow_policy::drop;
@@ -46,7 +51,7 @@ struct options {
     std::fprintf(stderr,
                  "loupe_bench_throughput: %s\n"
                  "usage: loupe_bench_throughput [--busy N] [--sink file|null] [--ring-bytes N] [--memory-budget N]\n"
-                 "                              [threads] [events-per-thread] [drop|block] [file]\n",
+                 "                              [--events zones|calls] [threads] [events-per-thread] [drop|block] [file]\n",
                  why);
     std::exit(2);
 }
@@ -76,6 +81,14 @@ options parse(int argc, char** argv) {
             if (i + 1 == argc) usage("--memory-budget needs a size in bytes (0: rings never grow)");
             const char* n = argv[++i];
             o.memory_budget = std::strcmp(n, "0") == 0 ? 0 : static_cast<long long>(parse_count(n, "--memory-budget"));
+        } else if (std::strcmp(argv[i], "--events") == 0) {
+            if (i + 1 == argc) usage("--events needs zones or calls");
+            const char* k = argv[++i];
+            if (std::strcmp(k, "calls") == 0) {
+                o.calls = true;
+            } else if (std::strcmp(k, "zones") != 0) {
+                usage((std::string("--events '") + k + "': expected zones or calls").c_str());
+            }
         } else if (std::strcmp(argv[i], "--sink") == 0) {
             if (i + 1 == argc) usage("--sink needs file or null");
             const char* k = argv[++i];
@@ -101,6 +114,9 @@ options parse(int argc, char** argv) {
     }
     if (positional.size() > 3) o.path = positional[3];
     if (positional.size() > 4) usage("too many arguments");
+    if (o.calls && o.events_per_thread % 2 != 0) {
+        usage((std::to_string(o.events_per_thread) + " events per thread: calls record two events each, expected an even number").c_str());
+    }
     return o;
 }
 
@@ -128,9 +144,27 @@ unsigned long long collector_cpu_ns() {
     return ns;
 }
 
-void produce(unsigned long long n) {
+void produce_zones(unsigned long long n) {
     for (unsigned long long i = 0; i < n; ++i) {
         LOUPE_ZONE("throughput");
+    }
+}
+
+// A header setter that keeps the traceparent, as a client's request builder would.
+struct kept_header {
+    char value[64];
+    void operator()(std::string_view, std::string_view v) noexcept {
+        std::memcpy(value, v.data(), v.size() < sizeof value ? v.size() : sizeof value);
+    }
+};
+
+// n events: n / 2 outgoing calls in one task.
+void produce_calls(unsigned long long n) {
+    loupe::tasks::task_scope task(loupe::tasks::new_task());
+    kept_header header;
+    for (unsigned long long i = 0; i < n / 2; ++i) {
+        loupe::tasks::outgoing_call call("inventory", "GET /stock", header);
+        call.returned(200);
     }
 }
 
@@ -140,7 +174,7 @@ int main(int argc, char** argv) {
     const options o = parse(argc, argv);
     loupe::session_config cfg;
     cfg.name = "throughput";
-    cfg.kinds = loupe::kinds::zones;
+    cfg.kinds = o.calls ? loupe::kinds::tasks : loupe::kinds::zones;
     cfg.overflow = o.policy;
     if (o.ring_bytes != 0) cfg.ring_bytes = o.ring_bytes;
     if (o.memory_budget >= 0) cfg.memory_budget = static_cast<std::size_t>(o.memory_budget);
@@ -172,7 +206,7 @@ int main(int argc, char** argv) {
 
     const auto begin = std::chrono::steady_clock::now();
     std::vector<std::thread> workers;
-    for (unsigned t = 0; t < o.threads; ++t) workers.emplace_back(produce, o.events_per_thread);
+    for (unsigned t = 0; t < o.threads; ++t) workers.emplace_back(o.calls ? produce_calls : produce_zones, o.events_per_thread);
     for (auto& w : workers) w.join();
     const loupe::detail::runtime_counters rings = loupe::detail::rt().counters();  // before the grown rings go
     const loupe::session_stats stats = session.stop();  // includes draining and writing
@@ -187,6 +221,7 @@ int main(int argc, char** argv) {
     const bool identity = produced == stats.delivered + stats.dropped;
     std::printf("threads          %u\n", o.threads);
     std::printf("busy threads     %u\n", o.busy);
+    std::printf("events           %s\n", o.calls ? "calls (two task points each)" : "zones");
     std::printf("sink             %s\n", o.null_sink ? "null" : "file");
     std::printf("policy           %s\n", o.policy == loupe::overflow_policy::block ? "block" : "drop");
     std::printf("produced         %llu\n", produced);
@@ -212,6 +247,8 @@ int main(int argc, char** argv) {
                 static_cast<double>(rings.ring_bytes) / 1048576.0, static_cast<double>(rings.ring_bytes_peak) / 1048576.0,
                 static_cast<unsigned long long>(rings.rings_grown),
                 static_cast<double>(cfg.memory_budget) / 1048576.0);
+    std::printf("pauses cut       %llu (collector pauses a ring passing half full ended)\n",
+                static_cast<unsigned long long>(rings.pauses_cut));
     std::printf("sink failures    %llu\n", static_cast<unsigned long long>(stats.sink_failures));
     return identity && stats.sink_failures == 0 ? 0 : 1;
 }
