@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -87,12 +88,33 @@ private:
         v.insert(v.end(), tmp, format::put_varint(tmp, x));
     }
 
-    // Writes `kind, varint length, payload` where payload was built in scratch_.
+    // Writes `kind, varint length, payload` where payload was built in
+    // scratch_: one resize of out_ and two copies.
     void emit(format::record_kind kind) {
-        out_.push_back(kind);
-        append_varint(out_, scratch_.size());
-        out_.insert(out_.end(), scratch_.begin(), scratch_.end());
+        unsigned char head[1 + format::max_varint_bytes];
+        head[0] = kind;
+        const std::size_t head_bytes = static_cast<std::size_t>(format::put_varint(head + 1, scratch_.size()) - head);
+        const std::size_t at = out_.size();
+        out_.resize(at + head_bytes + scratch_.size());
+        std::memcpy(out_.data() + at, head, head_bytes);
+        if (!scratch_.empty()) std::memcpy(out_.data() + at + head_bytes, scratch_.data(), scratch_.size());
         scratch_.clear();
+    }
+
+    // `n` bytes at the end of scratch_ for a payload written through a
+    // pointer (the records a busy thread writes many of: a vector insert
+    // per field costs more than the field); scratch_end trims to where it
+    // ended.
+    unsigned char* scratch_room(std::size_t n) {
+        const std::size_t at = scratch_.size();
+        scratch_.resize(at + n);
+        return scratch_.data() + at;
+    }
+    void scratch_end(const unsigned char* end) { scratch_.resize(static_cast<std::size_t>(end - scratch_.data())); }
+    static unsigned char* put_text(unsigned char* p, std::string_view text) noexcept {
+        p = format::put_varint(p, text.size());
+        if (!text.empty()) std::memcpy(p, text.data(), text.size());
+        return p + text.size();
     }
 
     void begin(const session_info& s) {
@@ -449,18 +471,17 @@ private:
         thread(*r.thread);
         close_batch();
         const task_point& t = *r.task;
-        append_varint(scratch_, r.thread->id);
-        scratch_.push_back(static_cast<unsigned char>(t.kind));
-        append_varint(scratch_, format::zigzag(static_cast<std::int64_t>(r.begin_ns - start_ns_)));
-        unsigned char ids[40];
-        unsigned char* p = format::put_u64(format::put_u64(ids, t.trace_high), t.trace_low);
+        unsigned char* p = scratch_room(1 + 5 * format::max_varint_bytes + 5 * 8 + 1 + t.peer.size() + t.name.size());
+        p = format::put_varint(p, r.thread->id);
+        *p++ = static_cast<unsigned char>(t.kind);
+        p = format::put_varint(p, format::zigzag(static_cast<std::int64_t>(r.begin_ns - start_ns_)));
+        p = format::put_u64(format::put_u64(p, t.trace_high), t.trace_low);
         p = format::put_u64(format::put_u64(p, t.call_id), t.span_id);
-        format::put_u64(p, t.echoed_id);
-        scratch_.insert(scratch_.end(), ids, ids + sizeof ids);
-        append_varint(scratch_, format::zigzag(t.status));
-        scratch_.push_back(t.tagged ? format::task_tagged : 0);
-        append_text(t.peer);
-        append_text(t.name);
+        p = format::put_u64(p, t.echoed_id);
+        p = format::put_varint(p, format::zigzag(t.status));
+        *p++ = t.tagged ? format::task_tagged : 0;
+        p = put_text(put_text(p, t.peer), t.name);
+        scratch_end(p);
         emit(format::rec_task);
     }
 
@@ -470,13 +491,15 @@ private:
         thread(*r.thread);
         close_batch();
         const io_operation& op = *r.io;
-        append_varint(scratch_, r.thread->id);
-        scratch_.push_back(static_cast<unsigned char>(op.op));
-        append_varint(scratch_, format::zigzag(static_cast<std::int64_t>(r.begin_ns - start_ns_)));
-        append_varint(scratch_, r.end_ns - r.begin_ns);
-        append_varint(scratch_, op.resource_id);
-        append_varint(scratch_, format::zigzag(op.fd));
-        append_varint(scratch_, format::zigzag(op.result));
+        unsigned char* p = scratch_room(1 + 6 * format::max_varint_bytes);
+        p = format::put_varint(p, r.thread->id);
+        *p++ = static_cast<unsigned char>(op.op);
+        p = format::put_varint(p, format::zigzag(static_cast<std::int64_t>(r.begin_ns - start_ns_)));
+        p = format::put_varint(p, r.end_ns - r.begin_ns);
+        p = format::put_varint(p, op.resource_id);
+        p = format::put_varint(p, format::zigzag(op.fd));
+        p = format::put_varint(p, format::zigzag(op.result));
+        scratch_end(p);
         emit(format::rec_io);
     }
 

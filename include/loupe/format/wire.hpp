@@ -92,7 +92,11 @@ inline unsigned char* put_u32(unsigned char* out, std::uint32_t v) noexcept {
     return out + 4;
 }
 inline unsigned char* put_u64(unsigned char* out, std::uint64_t v) noexcept {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    std::memcpy(out, &v, sizeof v);  // one store (compilers keep the loop below byte by byte)
+#else
     for (int i = 0; i < 8; ++i) out[i] = static_cast<unsigned char>(v >> (8 * i));
+#endif
     return out + 8;
 }
 inline unsigned char* put_f64(unsigned char* out, double v) noexcept {
