@@ -368,6 +368,46 @@ TEST(RuntimeChain, TruncateCutsOnUtf8BoundaryAndKeepsTheSize) {
     EXPECT_FALSE(whole.truncated);
 }
 
+// Data members one after the other, then the value or a truncate of it,
+// run fused (bound_chain::fields_then_write, fields_then_truncate): each
+// gives what the same chain gives step by step (bound_chain::run), nulls
+// and cuts included; the other shapes run their steps either way.
+TEST(RuntimeChain, FusedChainsGiveWhatTheirStepsGive) {
+    register_types();
+    Order o;
+    o.plain.sku = "h\xC3\xA9llo";  // "héllo": é is two bytes
+    o.plain.qty = -9;
+    const char* const chains[] = {
+        "field(plain)|field(sku)",  "field(plain)|field(sku)|truncate(2)", "field(plain)|field(sku)|truncate(0)",
+        "field(plain)|field(qty)",  "field(plain)|field(cname)",           "field(plain)|field(cname)|truncate(3)",
+        "field(plain)|field(code)|truncate(1)", "field(id)|truncate(5)",   "field(id)",
+        "field(plain)|field(id)",   "field(plain)|field(note)",            "field(first)|field(sku)",
+        "field(plain)|field(sku)|truncate(3)|truncate(2)",
+    };
+    for (const char* chain : chains) {
+        const auto bound = loupe::detail::bind_chain(chain, loupe::detail::type_desc_of<Order>());
+        ASSERT_TRUE(bound) << chain << ": " << bound.error;
+        for (const std::size_t capacity : {std::size_t{256}, std::size_t{3}}) {
+            std::vector<char> fused_buf(capacity), steps_buf(capacity);
+            loupe::value_writer fused(fused_buf.data(), capacity), steps(steps_buf.data(), capacity);
+            bound.chain->evaluate(&o, fused);
+            bound.chain->run(0, &o, steps);
+            const loupe::param_value a = fused.value(), b = steps.value();
+            EXPECT_EQ(a.kind, b.kind) << chain << ", capacity " << capacity;
+            EXPECT_EQ(a.text, b.text) << chain << ", capacity " << capacity;
+            EXPECT_EQ(a.bits, b.bits) << chain << ", capacity " << capacity;
+            EXPECT_EQ(a.truncated, b.truncated) << chain << ", capacity " << capacity;
+            EXPECT_EQ(a.original_size, b.original_size) << chain << ", capacity " << capacity;
+        }
+    }
+    const result cut = eval("field(plain)|field(sku)|truncate(2)", o);
+    EXPECT_EQ(cut.text, "h");
+    EXPECT_TRUE(cut.truncated);
+    EXPECT_EQ(cut.original_size, 6u);
+    EXPECT_EQ(eval("field(plain)|field(cname)|truncate(3)", o).kind, value_kind::null_in_call);
+    EXPECT_EQ(static_cast<std::int64_t>(eval("field(plain)|field(qty)", o).bits), -9);
+}
+
 TEST(RuntimeChain, RedactAndHash) {
     Item item;
     const result red = eval("field(sku)|redact", item);

@@ -405,8 +405,32 @@ struct chain_binder {
         chain->final_adjust_ = std::move(final_adjust);
         chain->final_write_ = end->write;
         chain->result_kind_ = end->kind;
+        fuse(*chain);
         result.chain = std::move(chain);
         return result;
+    }
+
+    // Gives `chain` a fused form (bound_chain::fields_then_write,
+    // fields_then_truncate) when its shape has one: data members without
+    // unwrapping or upcasts, then nothing or a truncate of text (not of a
+    // text an earlier step cut, whose original size it carries), and a
+    // value that needs no unwrapping.
+    static void fuse(bound_chain& chain) noexcept {
+        if (!chain.final_adjust_.empty()) return;
+        const std::vector<bound_step>& steps = chain.steps_;
+        std::size_t fields = 0;
+        while (fields < steps.size() && steps[fields].run == &chain_steps::field && steps[fields].adjust.empty()) {
+            ++fields;
+        }
+        if (fields == steps.size() && fields != 0) {
+            chain.fused_ = &bound_chain::fields_then_write;
+        } else if (fields + 1 == steps.size() && steps[fields].run == &chain_steps::truncate &&
+                   steps[fields].adjust.empty() && steps[fields].in != type_desc_of<text_piece>()) {
+            chain.fused_ = &bound_chain::fields_then_truncate;
+        } else {
+            return;
+        }
+        chain.fused_fields_ = fields;
     }
 };
 

@@ -75,7 +75,7 @@ public:
     /// parameter, the address of the pointer variable) and writes the value
     /// or the status of the first failing modifier into `out`. noexcept, no
     /// heap allocation; getters' exceptions give ExceptionInCall.
-    void evaluate(const void* object, value_writer& out) const noexcept { run(0, object, out); }
+    void evaluate(const void* object, value_writer& out) const noexcept { entry()(*this, 0, object, out); }
 
     /// The kind a successful evaluation writes (unknown when a user-defined
     /// traceable decides at run time).
@@ -102,11 +102,32 @@ public:
     }
     const bound_step& step(std::size_t index) const noexcept { return steps_[index]; }
 
-    /// What a site's runtime_chain_ref calls with index 0: the first step's
-    /// function, or (no modifiers) the one that writes the value.
+    /// What a site's runtime_chain_ref calls with index 0: the chain's fused
+    /// form (below) when it has one, the first step's function, or (no
+    /// modifiers) the one that writes the value.
     bound_step::run_fn entry() const noexcept {
+        if (fused_ != nullptr) return fused_;
         if (!steps_.empty()) return steps_[0].run;
         return final_adjust_.empty() ? &write_value : &run_from;
+    }
+    // Fused forms of the most common shapes, run in one function instead of
+    // a call per step and one more for the writer (the binder picks them:
+    // chain_binder::fuse): data members one after the other (no unwrapping
+    // or upcast on the way), then the value, or its first truncate(n)
+    // bytes. Same results as the steps.
+    static void fields_then_write(const bound_chain& chain, std::size_t, const void* object,
+                                  value_writer& out) noexcept {
+        chain.final_write_(chain.follow_fields(object), out);
+    }
+    static void fields_then_truncate(const bound_chain& chain, std::size_t, const void* object,
+                                     value_writer& out) noexcept {
+        const bound_step& cut = chain.steps_[chain.fused_fields_];
+        std::string_view text;
+        if (!cut.in->text(chain.follow_fields(object), text)) {
+            out.fail(value_kind::null_in_call);
+            return;
+        }
+        out.write_string(utf8_prefix(text, static_cast<std::size_t>(cut.number)), text.size());
     }
     static void run_from(const bound_chain& chain, std::size_t index, const void* object, value_writer& out) noexcept {
         chain.run(index, object, out);
@@ -133,6 +154,14 @@ private:
     std::vector<adjust_fn> final_adjust_;
     void (*final_write_)(const void* object, value_writer& out) noexcept = nullptr;  // the end type's writer
     value_kind result_kind_ = value_kind::unknown;
+    bound_step::run_fn fused_ = nullptr;  // the fused form, if the chain has one
+    std::size_t fused_fields_ = 0;        // its data members (the first steps)
+
+    // The address of the fused_fields_ data members, one inside the other.
+    const void* follow_fields(const void* p) const noexcept {
+        for (std::size_t i = 0; i < fused_fields_; ++i) p = steps_[i].member->address(*steps_[i].member, p);
+        return p;
+    }
 };
 
 namespace chain_steps {
