@@ -191,57 +191,68 @@ private:
     void method_call_record(const record& r) {
         close_batch();
         const loupe::method_call& m = *r.method;
-        append_varint(scratch_, r.thread->id);
-        scratch_.push_back(static_cast<unsigned char>((m.exceptional ? format::call_exceptional : 0) |
-                                                      (m.has_cpu ? format::call_has_cpu : 0) |
-                                                      (m.values_lost ? format::call_values_lost : 0)));
+        std::size_t bound = 1 + 4 * format::max_varint_bytes;
+        for (std::size_t i = 0; i < m.value_count; ++i) bound += param_value_bound(m.values[i]);
+        unsigned char* p = scratch_room(bound);
+        p = format::put_varint(p, r.thread->id);
+        *p++ = static_cast<unsigned char>((m.exceptional ? format::call_exceptional : 0) |
+                                          (m.has_cpu ? format::call_has_cpu : 0) |
+                                          (m.values_lost ? format::call_values_lost : 0));
         if (m.has_cpu) {
-            append_varint(scratch_, m.cpu_begin_ns);
-            append_varint(scratch_, format::zigzag(static_cast<std::int64_t>(m.cpu_end_ns - m.cpu_begin_ns)));
+            p = format::put_varint(p, m.cpu_begin_ns);
+            p = format::put_varint(p, format::zigzag(static_cast<std::int64_t>(m.cpu_end_ns - m.cpu_begin_ns)));
         }
-        append_varint(scratch_, m.value_count);
-        for (std::size_t i = 0; i < m.value_count; ++i) param_value_payload(m.values[i]);
+        p = format::put_varint(p, m.value_count);
+        for (std::size_t i = 0; i < m.value_count; ++i) p = put_param_value(p, m.values[i]);
+        scratch_end(p);
         emit(format::rec_method_call);
     }
 
-    // u8 kind, varint spec, bytes payload (by kind; see docs/format.md).
-    void param_value_payload(const param_value& v) {
-        scratch_.push_back(static_cast<unsigned char>(v.kind));
-        append_varint(scratch_, v.spec);
+    // The most bytes put_param_value writes for `v`.
+    static std::size_t param_value_bound(const param_value& v) noexcept {
+        return 1 + 3 * format::max_varint_bytes + 1 + 8 + v.text.size();
+    }
+    // u8 kind, varint spec, bytes payload (by kind; see docs/format.md), at
+    // `p` (param_value_bound(v) bytes of room); returns the end.
+    static unsigned char* put_param_value(unsigned char* p, const param_value& v) noexcept {
+        *p++ = static_cast<unsigned char>(v.kind);
+        p = format::put_varint(p, v.spec);
         unsigned char buf[2 * format::max_varint_bytes + 1];
-        unsigned char* p = buf;
+        unsigned char* fixed_end = buf;
         std::string_view text;
         switch (v.kind) {
             case value_kind::boolean:
-                *p++ = v.bits != 0 ? 1 : 0;
+                *fixed_end++ = v.bits != 0 ? 1 : 0;
                 break;
             case value_kind::integer:
-                p = format::put_varint(p, format::zigzag(v.as_int()));
+                fixed_end = format::put_varint(fixed_end, format::zigzag(v.as_int()));
                 break;
             case value_kind::unsigned_integer:
             case value_kind::object_id:
-                p = format::put_varint(p, v.bits);
+                fixed_end = format::put_varint(fixed_end, v.bits);
                 break;
             case value_kind::floating:
             case value_kind::hash:
-                p = format::put_u64(p, v.bits);
+                fixed_end = format::put_u64(fixed_end, v.bits);
                 break;
             case value_kind::string:
             case value_kind::type_name:
-                *p++ = v.truncated ? format::value_truncated : 0;
-                p = format::put_varint(p, v.original_size);
+                *fixed_end++ = v.truncated ? format::value_truncated : 0;
+                fixed_end = format::put_varint(fixed_end, v.original_size);
                 text = v.text;
                 break;
             case value_kind::redacted:
-                p = format::put_varint(p, v.original_size);
+                fixed_end = format::put_varint(fixed_end, v.original_size);
                 break;
             default:
                 break;  // statuses: no payload
         }
-        const std::size_t fixed = static_cast<std::size_t>(p - buf);
-        append_varint(scratch_, fixed + text.size());
-        scratch_.insert(scratch_.end(), buf, p);
-        scratch_.insert(scratch_.end(), text.begin(), text.end());
+        const std::size_t fixed = static_cast<std::size_t>(fixed_end - buf);
+        p = format::put_varint(p, fixed + text.size());
+        std::memcpy(p, buf, fixed);
+        p += fixed;
+        if (!text.empty()) std::memcpy(p, text.data(), text.size());
+        return p + text.size();
     }
 
     // A zone argument: a record of its own before its zone's event (readers
@@ -250,10 +261,11 @@ private:
         thread(*r.thread);
         const std::uint64_t key = string_id(r.arg->key);
         close_batch();
-        append_varint(scratch_, r.thread->id);
-        append_varint(scratch_, format::zigzag(static_cast<std::int64_t>(r.begin_ns - start_ns_)));
-        append_varint(scratch_, key);
-        param_value_payload(r.arg->value);
+        unsigned char* p = scratch_room(3 * format::max_varint_bytes + param_value_bound(r.arg->value));
+        p = format::put_varint(p, r.thread->id);
+        p = format::put_varint(p, format::zigzag(static_cast<std::int64_t>(r.begin_ns - start_ns_)));
+        p = format::put_varint(p, key);
+        scratch_end(put_param_value(p, r.arg->value));
         emit(format::rec_zone_arg);
     }
 
