@@ -208,7 +208,6 @@ inline void deliver(unit_delivery& unit) noexcept {
     call.has_cpu = (h.flags & method_has_cpu) != 0;
     call.cpu_begin_ns = cpu.begin_ns;
     call.cpu_end_ns = cpu.end_ns;
-    call.values = scratch->mine;
     record& rec = *unit.rec;
     rec.kind = record_kind::zone;
     rec.where = &h.site->zone;
@@ -219,10 +218,19 @@ inline void deliver(unit_delivery& unit) noexcept {
     rec.method = &call;
     unit.send(true, [&](unit_session& s) noexcept {
         s.send_param_specs(max_spec);  // definitions before their first value
+        const int slot = s.slot();
         std::size_t n = 0;
-        for (std::size_t i = 0; i < count; ++i) {
-            if (scratch->slot[i] == s.slot()) scratch->mine[n++] = scratch->all[i];
+        while (n < count && scratch->slot[n] == slot) ++n;
+        if (n == count) {  // every value is this session's (one session records the call): no copy
+            call.values = scratch->all;
+            call.value_count = count;
+            return;
         }
+        n = 0;
+        for (std::size_t i = 0; i < count; ++i) {
+            if (scratch->slot[i] == slot) scratch->mine[n++] = scratch->all[i];
+        }
+        call.values = scratch->mine;
         call.value_count = n;
     });
 }
