@@ -18,6 +18,8 @@
 #include <string>
 #include <thread>
 
+#include "header_slot.hpp"
+
 namespace {
 
 constexpr long iterations = 1000000;
@@ -81,13 +83,7 @@ LOUPE_BENCH_CASE case_flow_recorded() {
     }
 }
 
-// A header setter that keeps the traceparent, as a client library would.
-struct header_slot {
-    char value[64];
-    void operator()(std::string_view, std::string_view v) noexcept {
-        std::memcpy(value, v.data(), v.size() < sizeof value ? v.size() : sizeof value);
-    }
-};
+using loupe_bench::header_slot;
 
 LOUPE_BENCH_CASE case_outgoing_call_idle() {
     header_slot headers;

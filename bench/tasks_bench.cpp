@@ -23,6 +23,7 @@
 #include <loupe/tasks.hpp>
 
 #include "bench_support.hpp"
+#include "header_slot.hpp"
 
 namespace {
 
@@ -108,14 +109,7 @@ void BM_NewSpanId(benchmark::State& state) {
 BENCHMARK(BM_NewSpanId);
 BENCHMARK(BM_NewSpanId)->Threads(2);
 
-// A header setter that keeps the traceparent's 55 bytes, as a client
-// library's request builder would.
-struct header_slot {
-    char value[64];
-    void operator()(std::string_view, std::string_view v) noexcept {
-        std::memcpy(value, v.data(), v.size() < sizeof value ? v.size() : sizeof value);
-    }
-};
+using loupe_bench::header_slot;
 
 void BM_OutgoingCall_Idle(benchmark::State& state) {
     header_slot headers;

@@ -29,9 +29,10 @@
 #include <cstring>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <thread>
 #include <vector>
+
+#include "header_slot.hpp"
 
 namespace {
 
@@ -66,6 +67,19 @@ unsigned long long parse_count(const char* text, const char* what) {
     return v;
 }
 
+// The value of the option at argv[i] (argv[i + 1], taken): false for
+// `first`, true for `second`; anything else is a usage error.
+bool parse_choice(int argc, char** argv, int& i, const char* first, const char* second) {
+    const std::string name = argv[i];
+    if (i + 1 == argc) usage((name + " needs " + first + " or " + second).c_str());
+    const char* value = argv[++i];
+    if (std::strcmp(value, second) == 0) return true;
+    if (std::strcmp(value, first) != 0) {
+        usage((name + " '" + value + "': expected " + first + " or " + second).c_str());
+    }
+    return false;
+}
+
 options parse(int argc, char** argv) {
     options o;
     std::vector<const char*> positional;
@@ -82,21 +96,9 @@ options parse(int argc, char** argv) {
             const char* n = argv[++i];
             o.memory_budget = std::strcmp(n, "0") == 0 ? 0 : static_cast<long long>(parse_count(n, "--memory-budget"));
         } else if (std::strcmp(argv[i], "--events") == 0) {
-            if (i + 1 == argc) usage("--events needs zones or calls");
-            const char* k = argv[++i];
-            if (std::strcmp(k, "calls") == 0) {
-                o.calls = true;
-            } else if (std::strcmp(k, "zones") != 0) {
-                usage((std::string("--events '") + k + "': expected zones or calls").c_str());
-            }
+            o.calls = parse_choice(argc, argv, i, "zones", "calls");
         } else if (std::strcmp(argv[i], "--sink") == 0) {
-            if (i + 1 == argc) usage("--sink needs file or null");
-            const char* k = argv[++i];
-            if (std::strcmp(k, "null") == 0) {
-                o.null_sink = true;
-            } else if (std::strcmp(k, "file") != 0) {
-                usage((std::string("--sink '") + k + "': expected file or null").c_str());
-            }
+            o.null_sink = parse_choice(argc, argv, i, "file", "null");
         } else {
             positional.push_back(argv[i]);
         }
@@ -150,18 +152,10 @@ void produce_zones(unsigned long long n) {
     }
 }
 
-// A header setter that keeps the traceparent, as a client's request builder would.
-struct kept_header {
-    char value[64];
-    void operator()(std::string_view, std::string_view v) noexcept {
-        std::memcpy(value, v.data(), v.size() < sizeof value ? v.size() : sizeof value);
-    }
-};
-
 // n events: n / 2 outgoing calls in one task.
 void produce_calls(unsigned long long n) {
     loupe::tasks::task_scope task(loupe::tasks::new_task());
-    kept_header header;
+    loupe_bench::header_slot header;
     for (unsigned long long i = 0; i < n / 2; ++i) {
         loupe::tasks::outgoing_call call("inventory", "GET /stock", header);
         call.returned(200);
