@@ -111,6 +111,7 @@ private:
         return scratch_.data() + at;
     }
     void scratch_end(const unsigned char* end) { scratch_.resize(static_cast<std::size_t>(end - scratch_.data())); }
+    // A text as every record holds one: varint size, then the bytes.
     static unsigned char* put_text(unsigned char* p, std::string_view text) noexcept {
         p = format::put_varint(p, text.size());
         if (!text.empty()) std::memcpy(p, text.data(), text.size());
@@ -154,8 +155,7 @@ private:
     }
 
     void append_text(std::string_view text) {
-        append_varint(scratch_, text.size());
-        scratch_.insert(scratch_.end(), text.begin(), text.end());
+        scratch_end(put_text(scratch_room(format::max_varint_bytes + text.size()), text));
     }
 
     void metric(const metric_info& m) {

@@ -557,10 +557,10 @@ inline runtime::drain_result runtime::drain_ring(ring& r, const std::shared_ptr<
             const raw_record& header = first[k];
             const unit_codec& codec = *static_cast<const unit_marker*>(header.where)->codec;
             if ((header.sessions & ~live_mask) != 0 || codec.unread) return k;
-            std::size_t bytes = ring::pending_payload::at_most_data(codec.announced_bytes(header));
+            std::size_t bytes = ring::pending_payload::announced_bytes(header, codec);
             std::size_t payload_records = (bytes + sizeof(raw_record) - 1) / sizeof(raw_record);
             if (codec.bytes_from_first != nullptr && bytes != 0 && k + 1 < run) {  // the first payload record says the size
-                bytes = ring::pending_payload::at_most_data(codec.bytes_from_first(first[k + 1]));
+                bytes = ring::pending_payload::bytes_from_first(first[k + 1], codec);
                 payload_records = std::max<std::size_t>(1, (bytes + sizeof(raw_record) - 1) / sizeof(raw_record));
             }
             if (k + 1 + payload_records > run) {

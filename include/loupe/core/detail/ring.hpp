@@ -306,13 +306,22 @@ public:
             ticks = header.t0;
             end_ticks = header.t1;
             received = 0;
-            bytes = at_most_data(c.announced_bytes(header));
+            bytes = announced_bytes(header, c);
             sized = c.bytes_from_first == nullptr;
         }
         /// The payload's first record, `first`, gives its real size.
         void size_from_first(const raw_record& first) noexcept {
-            bytes = at_most_data(codec->bytes_from_first(first));
+            bytes = bytes_from_first(first, *codec);
             sized = true;
+        }
+        /// The payload size a unit's header announces, and the one its first
+        /// payload record gives (when `c.bytes_from_first` is set): what the
+        /// collector reads of it, at most `data`'s size.
+        static std::size_t announced_bytes(const raw_record& header, const unit_codec& c) noexcept {
+            return at_most_data(c.announced_bytes(header));
+        }
+        static std::size_t bytes_from_first(const raw_record& first, const unit_codec& c) noexcept {
+            return at_most_data(c.bytes_from_first(first));
         }
         static std::size_t at_most_data(std::size_t n) noexcept { return n < sizeof data ? n : sizeof data; }
     } collector_payload;
