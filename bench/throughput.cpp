@@ -237,10 +237,12 @@ int main(int argc, char** argv) {
                     stats.delivered ? static_cast<double>(writer_ns) / static_cast<double>(stats.delivered) : 0.0,
                     static_cast<double>(writer_ns) / 1e9);
     }
-    std::printf("ring memory      %.1f MiB at the end of the run (peak %.1f MiB, %llu rings grown, budget %.0f MiB)\n",
+    std::printf("ring memory      %.1f MiB at the end of the run (peak %.1f MiB, budget %.0f MiB)\n",
                 static_cast<double>(rings.ring_bytes) / 1048576.0, static_cast<double>(rings.ring_bytes_peak) / 1048576.0,
-                static_cast<unsigned long long>(rings.rings_grown),
                 static_cast<double>(cfg.memory_budget) / 1048576.0);
+    std::printf("rings grown      %llu (%llu by their thread, its ring full before the collector came by)\n",
+                static_cast<unsigned long long>(rings.rings_grown),
+                static_cast<unsigned long long>(rings.rings_grown_by_thread));
     std::printf("pauses cut       %llu (collector pauses a ring passing half full ended)\n",
                 static_cast<unsigned long long>(rings.pauses_cut));
     std::printf("sink failures    %llu\n", static_cast<unsigned long long>(stats.sink_failures));

@@ -1,14 +1,17 @@
 // Rings that grow (core/recorder.hpp: adopt_successor): a thread that fills its ring
-// moves to the larger successor the collector made for it, its records keep
-// their order across the move, method values written in place survive it,
-// growth stays within the sessions' memory_budget, and a successor its thread
-// never reached is freed with the thread's ring.
+// moves to the larger successor the collector made for it, or makes one itself
+// while the collector is held up (core/detail/ring_growth.hpp), its records
+// keep their order across the move, method values written in place survive
+// it, growth stays within the sessions' memory_budget, and a successor its
+// thread never reached is freed with the thread's ring.
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -40,6 +43,52 @@ std::vector<std::int64_t> sequence(const std::vector<memory_event>& events) {
 
 void count_to(std::int64_t n) {
     for (std::int64_t i = 0; i < n; ++i) LOUPE_COUNTER("growth.sequence", i);
+}
+
+// Holds the collector in its first counter until released, then passes
+// every record on to a memory sink: while it waits, no ring is drained and
+// the collector makes no successor.
+class holding_sink final : public loupe::sink {
+public:
+    explicit holding_sink(std::shared_ptr<loupe::sinks::memory_sink> inner) : inner_(std::move(inner)) {}
+    void write(const loupe::record& r) override {
+        if (r.kind == loupe::record_kind::counter) {
+            std::unique_lock<std::mutex> lock(mutex_);
+            released_cv_.wait(lock, [this] { return released_; });
+        }
+        inner_->write(r);
+    }
+    void flush() override { inner_->flush(); }
+    void close() override { inner_->close(); }
+    void release() {
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            released_ = true;
+        }
+        released_cv_.notify_all();
+    }
+
+private:
+    std::shared_ptr<loupe::sinks::memory_sink> inner_;
+    std::mutex mutex_;
+    std::condition_variable released_cv_;
+    bool released_ = false;
+};
+
+// A session of counters into a 4 KiB ring that drops when full, its
+// collector held by `holder` until the thread has counted to `n`.
+loupe::session_stats count_while_collector_is_held(const std::shared_ptr<holding_sink>& holder, std::size_t budget,
+                                                   std::int64_t n) {
+    loupe::session_config cfg;
+    cfg.name = "held";
+    cfg.sinks = {holder};
+    cfg.ring_bytes = small_ring;
+    cfg.memory_budget = budget;
+    cfg.overflow = loupe::overflow_policy::drop;
+    auto s = loupe::start_session(cfg);
+    std::thread(count_to, n).join();
+    holder->release();
+    return s.stop();
 }
 
 }  // namespace
@@ -99,6 +148,41 @@ TEST(RingGrowth, ThreadsGrowTogetherWithinTheBudget) {
     }
     EXPECT_GE(after.rings_grown - before.rings_grown, 1u);
     EXPECT_LE(after.ring_bytes_peak, std::max<std::uint64_t>(before.ring_bytes_peak, budget) + threads * small_ring);
+}
+
+// The collector kept away (a busy machine's scheduler can leave it waiting
+// for milliseconds): the thread grows its own ring instead of dropping, and
+// every event arrives in order.
+TEST(RingGrowth, AThreadWhoseCollectorIsHeldUpGrowsItsOwnRing) {
+    const auto before = loupe::detail::rt().counters();
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    constexpr std::int64_t n = 20000;  // 156 times the first ring
+    const loupe::session_stats stats =
+        count_while_collector_is_held(std::make_shared<holding_sink>(mem), std::size_t{4} << 20, n);
+    const auto after = loupe::detail::rt().counters();
+    EXPECT_EQ(stats.dropped, 0u);
+    const std::vector<std::int64_t> got = sequence(mem->events());
+    ASSERT_EQ(got.size(), static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) ASSERT_EQ(got[static_cast<std::size_t>(i)], i) << "event " << i;
+    EXPECT_GE(after.rings_grown_by_thread - before.rings_grown_by_thread, 1u);
+}
+
+// The thread grows its own ring only within the budget: past it, events are
+// dropped and counted, and what arrived is the beginning, in order.
+TEST(RingGrowth, AThreadGrowsItsOwnRingOnlyWithinTheBudget) {
+    const auto before = loupe::detail::rt().counters();
+    constexpr std::size_t budget = std::size_t{4} << 20;
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    constexpr std::int64_t n = 400000;  // 12.8 MB of counters: three times the budget
+    const loupe::session_stats stats = count_while_collector_is_held(std::make_shared<holding_sink>(mem), budget, n);
+    const auto after = loupe::detail::rt().counters();
+    const std::vector<std::int64_t> got = sequence(mem->events());
+    EXPECT_GT(stats.dropped, 0u);
+    EXPECT_EQ(got.size() + stats.dropped, static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < got.size(); ++i) ASSERT_EQ(got[i], static_cast<std::int64_t>(i)) << "event " << i;
+    EXPECT_GT(got.size(), small_ring / 32) << "the thread never grew its ring";
+    EXPECT_GE(after.rings_grown_by_thread - before.rings_grown_by_thread, 1u);
+    EXPECT_LE(after.ring_bytes_peak, std::max<std::uint64_t>(before.ring_bytes_peak, budget) + small_ring);
 }
 
 // memory_budget = 0: rings keep the size they were given.

@@ -198,8 +198,10 @@ LOUPE_ALWAYS_INLINE void write_unit(std::uint64_t sessions, std::size_t n, Fill&
 // within the sessions' memory_budget) and hangs it on the ring; the owning
 // thread moves to it the next time its ring is full. The full ring is
 // retired and drained to its end before the successor, so the thread's
-// records keep their order. The host thread swaps a pointer: no allocation,
-// no lock.
+// records keep their order. The move swaps a pointer: no allocation, no
+// lock. A thread that finds its ring full with no successor (the collector
+// was kept away) makes one itself when the runtime's lock is free
+// (runtime::grow_full_ring); that is the only allocation, once per growth.
 
 /// Host thread, its ring full: moves the thread to the ring's successor and
 /// returns it; null when there is none, or while a parameter chain runs (a

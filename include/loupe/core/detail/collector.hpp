@@ -240,50 +240,6 @@ inline void runtime::recycle_locked(ring* r) noexcept {
     }
 }
 
-// Rings found at least half full: each gets a successor four times larger
-// (twice if four would pass the budget) while all rings stay within the
-// sessions' memory_budget; its thread moves there when the ring is full
-// (core/recorder.hpp: adopt_successor). Pooled rings, kept for threads to
-// come, are freed to make room: a busy thread now comes first. Out of
-// memory: the ring stays as it is.
-inline void runtime::grow_rings_locked(const std::vector<ring*>& busy) noexcept {
-    if (busy.empty() || memory_budget_ == 0) return;
-    std::size_t pooled = 0;
-    for (const ring* p : pool_) pooled += p->bytes();
-    for (ring* r : busy) {
-        if (r->retired.load(std::memory_order_acquire)) continue;  // its thread left meanwhile
-        std::size_t bytes = 0;
-        for (const std::size_t factor : {4, 2}) {
-            if (r->bytes() * factor <= max_ring_bytes &&
-                counters_.ring_bytes - pooled + r->bytes() * factor <= memory_budget_) {
-                bytes = r->bytes() * factor;
-                break;
-            }
-        }
-        if (bytes == 0) continue;
-        while (counters_.ring_bytes + bytes > memory_budget_) {  // the live rings leave room: the pool goes
-            pooled -= pool_.back()->bytes();
-            delete_ring_locked(pool_.back());
-            pool_.pop_back();
-        }
-        ring* next = nullptr;
-        try {
-            next = new_ring_locked(bytes / sizeof(raw_record));
-            next->thread_id = r->thread_id;
-            next->os_tid = r->os_tid;
-            next->name_source_version = r->name_version();
-            next->set_name(r->name().c_str());
-            next->predecessor = r;
-            live_rings_.insert(std::find(live_rings_.begin(), live_rings_.end(), r) + 1, next);
-        } catch (...) {  // out of memory: the ring stays as it is
-            if (next != nullptr) delete_ring_locked(next);
-            continue;
-        }
-        r->successor.store(next, std::memory_order_release);
-        ++counters_.rings_grown;
-    }
-}
-
 // The collector's side of unit_delivery: routes a codec's record to the
 // unit's live sessions. One per drained ring, aimed at each of its units in
 // turn (deliver).

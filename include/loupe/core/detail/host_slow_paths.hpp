@@ -39,9 +39,19 @@ inline void runtime::on_thread_exit(void* p) noexcept {
     if (runtime* rtp = runtime_pointer().load(std::memory_order_acquire)) rtp->wake_collector();
 }
 
+// The thread's ring full: moves it to the ring's successor, made by the
+// collector or, when there is none, by the thread now if the budget has room
+// (ring_growth.hpp). Null: neither.
+inline ring* move_to_larger_ring(thread_state& ts) noexcept {
+    if (ring* next = adopt_successor(ts)) return next;
+    if (ts.in_chain != 0 || !rt().grow_full_ring(*ts.owned_ring)) return nullptr;
+    return adopt_successor(ts);
+}
+
 // Gets the calling thread a ring if it has none and calls `try_push(ring&)`;
 // when the ring is full, moves to its successor if the collector made one
-// (recorder.hpp: adopt_successor), and when one of `sessions` has the block policy, waits
+// (recorder.hpp: adopt_successor) or the budget has room for one now
+// (ring_growth.hpp), and when one of `sessions` has the block policy, waits
 // for the collector. What takes more slots (`records`) than the whole ring holds
 // can never fit: it is neither tried nor waited for. The caller counts what
 // was not pushed.
@@ -53,7 +63,7 @@ push_outcome push_waiting(thread_state& ts, std::uint64_t sessions, std::size_t 
     }
     ring* rg = ts.owned_ring;
     if (rg->capacity() >= records && try_push(*rg)) return push_outcome::pushed;
-    if (ring* larger = adopt_successor(ts)) {  // full, and the collector made it a larger one
+    if (ring* larger = move_to_larger_ring(ts)) {
         rg = larger;
         if (rg->capacity() >= records && try_push(*rg)) return push_outcome::pushed;
     }
@@ -61,7 +71,7 @@ push_outcome push_waiting(thread_state& ts, std::uint64_t sessions, std::size_t 
     if (sessions & g_hot.block_slots.load(std::memory_order_relaxed)) {
         runtime& owner = rt();
         for (unsigned spin = 0; owner.collector_running(); ++spin) {
-            if (ring* larger = adopt_successor(ts)) rg = larger;
+            if (ring* larger = move_to_larger_ring(ts)) rg = larger;
             rg->recheck_room();
             if (try_push(*rg)) return push_outcome::pushed;
             if (!(sessions & g_hot.block_slots.load(std::memory_order_relaxed))) break;

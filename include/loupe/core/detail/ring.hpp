@@ -244,6 +244,7 @@ public:
         successor.store(nullptr, std::memory_order_relaxed);
         adopted.store(false, std::memory_order_relaxed);
         predecessor = nullptr;
+        growth_refused_epoch = 0;
     }
 
     // ---- identity of the thread that owns the ring now ----
@@ -276,6 +277,10 @@ public:
     /// Collector only: the ring this one succeeds, drained to its end first
     /// (its records are older); null once that ring is recycled.
     ring* predecessor = nullptr;
+    /// Owner only: the runtime's ring_room_epoch when the budget had no room
+    /// for a successor the owner asked for (runtime::grow_full_ring); it asks
+    /// again only once rings were freed or the budget changed. 0: never refused.
+    std::uint64_t growth_refused_epoch = 0;
     /// The predecessor's name_version() when the collector copied its name.
     std::uint32_t name_source_version = 0;
 

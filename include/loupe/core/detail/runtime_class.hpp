@@ -72,6 +72,7 @@ struct runtime_counters {
     std::uint64_t rings_live = 0;     ///< rings owned by threads or awaiting drain
     std::uint64_t rings_pooled = 0;   ///< drained rings kept for reuse
     std::uint64_t rings_grown = 0;    ///< larger successors made for busy rings (recorder.hpp: adopt_successor)
+    std::uint64_t rings_grown_by_thread = 0;  ///< of those, made by the ring's thread, its ring full (ring_growth.hpp)
     std::uint64_t ring_bytes = 0;     ///< bytes of the rings (live and pooled) now
     std::uint64_t ring_bytes_peak = 0;  ///< the most they ever held at once
     std::uint64_t pauses_cut = 0;     ///< collector pauses ended by a ring passing half full (ring::fits_slow)
@@ -331,6 +332,11 @@ public:
         }
     }
 
+    /// Host thread, its ring `r` full with no successor: makes one now when
+    /// the budget has room and the lock is free (never waits for it); the
+    /// thread then moves there (adopt_successor). ring_growth.hpp.
+    bool grow_full_ring(ring& r) noexcept;
+
     /// Host thread: counts an event that had no ring to go to.
     void count_ringless(std::uint64_t sessions) noexcept {
         while (sessions != 0) {
@@ -561,6 +567,7 @@ private:
         g_hot.block_slots.store(block, std::memory_order_relaxed);
         g_hot.filtered_slots.store(filtered, std::memory_order_relaxed);
         if (ring_bytes != 0) g_hot.ring_bytes.store(ring_bytes, std::memory_order_relaxed);
+        if (memory_budget_ != budget) ring_room_epoch_.fetch_add(1, std::memory_order_relaxed);
         memory_budget_ = budget;
         g_hot.epoch.fetch_add(1, std::memory_order_release);
         g_hot.armed.store(armed, std::memory_order_release);
@@ -618,6 +625,7 @@ private:
     }
     void delete_ring_locked(ring* r) noexcept {
         counters_.ring_bytes -= r->bytes();
+        ring_room_epoch_.fetch_add(1, std::memory_order_relaxed);
         delete r;
     }
 
@@ -655,6 +663,8 @@ private:
     };
     drain_result drain_ring(ring& r, const std::shared_ptr<session_state>* live, std::uint64_t live_mask) noexcept;
     void grow_rings_locked(const std::vector<ring*>& busy) noexcept;
+    bool grow_ring_locked(ring& r, std::size_t& pooled) noexcept;
+    std::size_t pooled_bytes_locked() const noexcept;
     void recycle_locked(ring* r) noexcept;
     void pause_locked(std::unique_lock<std::mutex>& lock, std::chrono::microseconds how_long) noexcept;
     class unit_router;
@@ -684,6 +694,9 @@ private:
     std::vector<ring*> live_rings_;
     std::vector<ring*> pool_;
     std::size_t memory_budget_ = 0;  ///< the largest memory_budget among active sessions
+    /// Bumped (under mutex_) when a ring is freed or memory_budget_ changes:
+    /// a ring whose growth the budget refused may ask again (ring_growth.hpp).
+    std::atomic<std::uint64_t> ring_room_epoch_{1};
     std::uint64_t next_thread_id_ = 0;
     std::vector<std::unique_ptr<metric_plan>> plans_;
     runtime_counters counters_;
