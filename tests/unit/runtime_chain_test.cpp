@@ -10,10 +10,12 @@
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <loupe/params/detail/class_graph.hpp>
 #include <loupe/params/detail/runtime_chain_binder.hpp>
+#include <loupe/params/detail/runtime_chain_encoders.hpp>
 #include <loupe/params/detail/runtime_chain_parser.hpp>
 #include <loupe/params/detail/runtime_chain_steps.hpp>
 #include <loupe/params/reflect.hpp>
@@ -406,6 +408,90 @@ TEST(RuntimeChain, FusedChainsGiveWhatTheirStepsGive) {
     EXPECT_EQ(cut.original_size, 6u);
     EXPECT_EQ(eval("field(plain)|field(cname)|truncate(3)", o).kind, value_kind::null_in_call);
     EXPECT_EQ(static_cast<std::int64_t>(eval("field(plain)|field(qty)", o).bits), -9);
+}
+
+namespace rtc {
+
+// The bytes a bound chain's value takes as spec 0x1234 of session 5 with a
+// value budget of `budget`: through its encoder (runtime_chain_encoders.hpp)
+// when `encoded`, else evaluated and then encoded as a straight binding's
+// entry without one does.
+std::vector<unsigned char> value_bytes(const loupe::detail::bound_chain& chain, const void* object, std::size_t budget,
+                                       bool encoded) {
+    using namespace loupe::detail;
+    std::vector<unsigned char> bytes(encoded_text_offset + budget + 8, 0xAB);
+    std::size_t n = 0;
+    if (encoded) {
+        n = chain_encoders::choose(chain)(chain, object, bytes.data(), 5, 0x1234, budget);
+    } else {
+        loupe::value_writer out(reinterpret_cast<char*>(bytes.data() + encoded_text_offset), budget);
+        chain.evaluate(object, out);
+        n = encode_value(out, 5, 0x1234, bytes.data());
+    }
+    bytes.resize(n);
+    return bytes;
+}
+
+// A chain without modifiers on a `T` holding `value`: its encoder gives the
+// bytes evaluate + encode_value give.
+template <class T>
+void expect_value_encodes_as_evaluated(T value) {
+    const auto bound = loupe::detail::bind_chain(loupe::detail::parsed_chain{}, loupe::detail::type_desc_of<T>());
+    ASSERT_TRUE(bound) << bound.error;
+    ASSERT_NE(loupe::detail::chain_encoders::choose(*bound.chain), nullptr) << typeid(T).name();
+    for (const std::size_t budget : {std::size_t{256}, std::size_t{3}, std::size_t{0}}) {
+        EXPECT_EQ(value_bytes(*bound.chain, &value, budget, true), value_bytes(*bound.chain, &value, budget, false))
+            << typeid(T).name() << ", budget " << budget;
+    }
+}
+
+}  // namespace rtc
+
+// The chains that encode their value in place give the bytes that evaluating
+// them and encoding the value give, cuts and UTF-8 boundaries included; the
+// shapes and types without an encoder have none (their entries evaluate).
+TEST(RuntimeChain, ChainsThatEncodeInPlaceGiveTheBytesOfEvaluateThenEncode) {
+    register_types();
+    Order o;
+    o.plain.sku = "h\xC3\xA9llo w\xC3\xB6rld";  // two-byte characters at 1 and 8
+    o.plain.qty = -9;
+    o.plain.price = -2.25;
+    for (const char* chain : {"field(plain)|field(sku)", "field(plain)|field(sku)|truncate(2)",
+                              "field(plain)|field(sku)|truncate(9)", "field(plain)|field(sku)|truncate(0)",
+                              "field(plain)|field(qty)", "field(plain)|field(price)", "field(id)",
+                              "field(id)|truncate(5)"}) {
+        const auto bound = loupe::detail::bind_chain(chain, loupe::detail::type_desc_of<Order>());
+        ASSERT_TRUE(bound) << chain << ": " << bound.error;
+        ASSERT_NE(loupe::detail::chain_encoders::choose(*bound.chain), nullptr) << chain;
+        for (const std::size_t budget : {std::size_t{256}, std::size_t{8}, std::size_t{2}, std::size_t{0}}) {
+            EXPECT_EQ(value_bytes(*bound.chain, &o, budget, true), value_bytes(*bound.chain, &o, budget, false))
+                << chain << ", budget " << budget;
+        }
+    }
+    for (const char* chain : {"field(plain)|field(cname)", "field(plain)|field(cname)|truncate(3)",
+                              "field(plain)|field(note)", "field(first)|field(sku)", "field(plain)|field(code)|truncate(1)",
+                              "field(plain)|field(sku)|truncate(3)|truncate(2)", "field(plain)|field(tags)|length",
+                              "field(plain)|call(total)"}) {
+        const auto bound = loupe::detail::bind_chain(chain, loupe::detail::type_desc_of<Order>());
+        ASSERT_TRUE(bound) << chain << ": " << bound.error;
+        EXPECT_EQ(loupe::detail::chain_encoders::choose(*bound.chain), nullptr) << chain;
+    }
+    expect_value_encodes_as_evaluated(true);
+    expect_value_encodes_as_evaluated('x');
+    expect_value_encodes_as_evaluated(static_cast<signed char>(-3));
+    expect_value_encodes_as_evaluated(static_cast<unsigned char>(250));
+    expect_value_encodes_as_evaluated(static_cast<short>(-300));
+    expect_value_encodes_as_evaluated(static_cast<unsigned short>(65000));
+    expect_value_encodes_as_evaluated(-7);
+    expect_value_encodes_as_evaluated(4000000000u);
+    expect_value_encodes_as_evaluated(-5L);
+    expect_value_encodes_as_evaluated(~0UL);
+    expect_value_encodes_as_evaluated(-(1LL << 62));
+    expect_value_encodes_as_evaluated(~0ULL);
+    expect_value_encodes_as_evaluated(1.5f);
+    expect_value_encodes_as_evaluated(-0.1);
+    expect_value_encodes_as_evaluated(std::string("caf\xC3\xA9"));
+    expect_value_encodes_as_evaluated(std::string_view("caf\xC3\xA9"));
 }
 
 TEST(RuntimeChain, RedactAndHash) {

@@ -228,6 +228,11 @@ LOUPE_NOINLINE unsigned char* evaluate_straight(const site_binding& binding, con
                                                 const Tuple& args, unsigned char* at) noexcept {
     const auto addresses = call_addresses(self, args);
     for (const binding_entry& entry : binding.entries) {
+        if (entry.chain.encode != nullptr) {  // a runtime chain that encodes in place
+            at += entry.chain.encode(*entry.chain.chain, addresses[entry.param], at, entry.slot,
+                                     static_cast<std::uint16_t>(entry.spec), entry.value_bytes);
+            continue;
+        }
         value_writer out(reinterpret_cast<char*>(at + encoded_text_offset), entry.value_bytes);
         if (entry.source == entry_source::runtime) {
             entry.chain.evaluate(addresses[entry.param], out);

@@ -34,6 +34,7 @@
 #include "loupe/core/params_backend.hpp"
 #include "loupe/params/detail/param_specs.hpp"
 #include "loupe/params/detail/runtime_chain_binder.hpp"
+#include "loupe/params/detail/runtime_chain_encoders.hpp"
 #include "loupe/params/detail/runtime_chain_parser.hpp"
 #include "loupe/params/detail/site_binding.hpp"
 #include "loupe/params/detail/signature_matcher.hpp"
@@ -240,6 +241,7 @@ private:
                     e.param = static_cast<std::uint8_t>(param);
                     e.chain.run = r.chain->entry();
                     e.chain.chain = r.chain.get();
+                    e.chain.encode = chain_encoders::choose(*r.chain);
                     b->chains.push_back(std::move(r.chain));
                     add(*b, std::move(e));
                 }

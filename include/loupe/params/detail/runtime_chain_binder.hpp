@@ -405,6 +405,7 @@ struct chain_binder {
         chain->final_adjust_ = std::move(final_adjust);
         chain->final_write_ = end->write;
         chain->result_kind_ = end->kind;
+        chain->end_ = end;
         fuse(*chain);
         result.chain = std::move(chain);
         return result;

@@ -37,9 +37,18 @@ class bound_chain;   // runtime_chain_steps.hpp
 /// bound_chain::entry), so a file with method sites compiles none of the
 /// step code and a call pays one indirect call per chain.
 struct runtime_chain_ref {
+    /// Encodes the chain's value on `object` as spec `spec` of session
+    /// `slot` at `at` (method_wire.hpp's encoding, up to `budget` bytes of
+    /// text); returns its size.
+    using encode_fn = std::size_t (*)(const bound_chain& chain, const void* object, unsigned char* at,
+                                      std::uint8_t slot, std::uint16_t spec, std::size_t budget) noexcept;
+
     const bound_chain* chain = nullptr;
     void (*run)(const bound_chain& chain, std::size_t index, const void* object, value_writer& out) noexcept =
         nullptr;
+    /// The chain's encoder when its shape and value type have one
+    /// (runtime_chain_encoders.hpp), else null: evaluate, then encode_value.
+    encode_fn encode = nullptr;
 
     explicit operator bool() const noexcept { return chain != nullptr; }
     /// Runs the chain on `object`; writes its value or the status of the
