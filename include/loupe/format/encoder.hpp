@@ -16,6 +16,7 @@
 
 #include "loupe/base/config.hpp"
 #include "loupe/base/context.hpp"
+#include "loupe/format/byte_buffer.hpp"
 #include "loupe/format/wire.hpp"
 #include "loupe/base/error.hpp"
 #include "loupe/base/record.hpp"
@@ -83,22 +84,24 @@ private:
         }
     }
 
-    static void append_varint(std::vector<unsigned char>& v, std::uint64_t x) {
+    template <class Bytes>
+    static void append_varint(Bytes& v, std::uint64_t x) {
         unsigned char tmp[format::max_varint_bytes];
         v.insert(v.end(), tmp, format::put_varint(tmp, x));
     }
 
     // Writes `kind, varint length, payload` where payload was built in
-    // scratch_: one resize of out_ and two copies.
+    // scratch_ after its head room: the head goes right before the payload,
+    // and both are one copy onto out_.
     void emit(format::record_kind kind) {
+        const std::size_t payload = scratch_.size() - scratch_head_room;
         unsigned char head[1 + format::max_varint_bytes];
         head[0] = kind;
-        const std::size_t head_bytes = static_cast<std::size_t>(format::put_varint(head + 1, scratch_.size()) - head);
-        const std::size_t at = out_.size();
-        out_.resize(at + head_bytes + scratch_.size());
-        std::memcpy(out_.data() + at, head, head_bytes);
-        if (!scratch_.empty()) std::memcpy(out_.data() + at + head_bytes, scratch_.data(), scratch_.size());
-        scratch_.clear();
+        const auto head_bytes = static_cast<std::size_t>(format::put_varint(head + 1, payload) - head);
+        unsigned char* const start = scratch_.data() + scratch_head_room - head_bytes;
+        std::memcpy(start, head, head_bytes);
+        out_.insert(out_.end(), start, scratch_.data() + scratch_.size());
+        scratch_.resize(scratch_head_room);
     }
 
     // `n` bytes at the end of scratch_ for a payload written through a
@@ -549,7 +552,10 @@ private:
     // always fits, as does the thread id that opens it.
     std::vector<unsigned char> batch_ = std::vector<unsigned char>(max_batch_bytes + max_event_bytes);
     std::size_t batch_size_ = 0;
-    std::vector<unsigned char> scratch_;  // payload of the record being built
+    // The record being built: room for its kind and length, then its
+    // payload. Grows without zeroing (byte_buffer).
+    static constexpr std::size_t scratch_head_room = 1 + format::max_varint_bytes;
+    format::byte_buffer scratch_ = format::byte_buffer(scratch_head_room);
     std::uint64_t batch_thread_ = 0;      // 0: no EVENTS record open
     thread_entry* batch_entry_ = nullptr;
     std::unordered_map<std::string, std::uint64_t> strings_;

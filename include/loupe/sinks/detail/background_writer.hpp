@@ -76,7 +76,7 @@ public:
         const std::size_t size = bytes.size();
         queue_.push_back(std::move(bytes));
         queued_bytes_ += size;
-        bytes = take_spare_locked();
+        bytes = take_spare_locked(size);
         if (!thread_.joinable() && !writes_here_) start_locked();
         if (!writes_here_) {
             work_.notify_one();
@@ -175,10 +175,20 @@ private:
         room_.notify_all();
     }
 
-    buffer take_spare_locked() noexcept {
-        if (spares_.empty()) return {};
-        buffer b = std::move(spares_.back());
-        spares_.pop_back();
+    // A written buffer to fill next, else a new one with room for `bytes`
+    // (what the last one held): the encoder then fills it without a copy
+    // each time it doubles. Out of memory: an empty one, which grows.
+    buffer take_spare_locked(std::size_t bytes) noexcept {
+        buffer b;
+        if (!spares_.empty()) {
+            b = std::move(spares_.back());
+            spares_.pop_back();
+            return b;
+        }
+        try {
+            b.reserve(bytes);
+        } catch (...) {
+        }
         return b;
     }
 
