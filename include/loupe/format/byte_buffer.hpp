@@ -1,8 +1,8 @@
-// The byte vector the trace encoder writes into: a std::vector whose resize
-// leaves the new bytes as they are instead of zeroing them. The encoder
-// reserves room for a record, writes every byte of it through a pointer and
-// trims what it did not use, so zeroing first was work thrown away on every
-// record (about a third of what a task point cost the file sink).
+// The byte vector the trace encoder builds a record in: a std::vector whose
+// resize leaves the new bytes as they are instead of zeroing them. The
+// encoder reserves room for a record, writes every byte of it through a
+// pointer and trims what it did not use, so zeroing first was work thrown
+// away on every record.
 #pragma once
 
 #include <memory>

@@ -147,10 +147,6 @@ public:
         }
     };
 
-    /// The type of the value a successful evaluation writes (after any
-    /// unwrapping); null until bound.
-    const type_desc* end_type() const noexcept { return end_; }
-
 private:
     friend struct chain_binder;
     friend struct chain_encoders;  // runtime_chain_encoders.hpp
@@ -159,7 +155,7 @@ private:
     std::vector<adjust_fn> final_adjust_;
     void (*final_write_)(const void* object, value_writer& out) noexcept = nullptr;  // the end type's writer
     value_kind result_kind_ = value_kind::unknown;
-    const type_desc* end_ = nullptr;
+    const type_desc* end_ = nullptr;  // the type of the value written (after any unwrapping)
     bound_step::run_fn fused_ = nullptr;  // the fused form, if the chain has one
     std::size_t fused_fields_ = 0;        // its data members (the first steps)
 
