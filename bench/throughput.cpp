@@ -1,10 +1,11 @@
-// loupe_bench_throughput [--busy N] [--sink file|null] [--ring-bytes N] [--memory-budget N]
+// loupe_bench_throughput [--busy N] [--sink file|null|memory] [--ring-bytes N] [--memory-budget N]
 //                        [--events zones|calls] [threads] [events-per-thread] [drop|block] [file]
 //
 // Records zones (or, with `--events calls`, outgoing calls of a task: two
 // task points each, CALL_OUT and RETURN_IN, each a unit the collector
 // decodes) as fast as possible from N threads into a file sink (or the
-// null sink) and prints what was produced, written and dropped, the rate,
+// null sink, or a memory sink, which keeps every event: mind the count)
+// and prints what was produced, written and dropped, the rate,
 // the file's bytes per event, and the collector's own CPU time per event
 // (its thread's time on CPU, from /proc/self/task/TID/schedstat, Linux);
 // with the file sink, also its writer thread's (which makes the write(2)
@@ -27,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <thread>
@@ -40,7 +42,7 @@ struct options {
     unsigned busy = 0;
     unsigned long long ring_bytes = 0;  // 0: the session's default
     long long memory_budget = -1;       // -1: the session's default
-    bool null_sink = false;
+    enum sink_kind { file, null, memory } sink = file;
     bool calls = false;  // outgoing calls (two events each) instead of zones
     unsigned threads = 2;
     unsigned long long events_per_thread = 1000000;
@@ -51,7 +53,7 @@ struct options {
 [[noreturn]] void usage(const char* why) {
     std::fprintf(stderr,
                  "loupe_bench_throughput: %s\n"
-                 "usage: loupe_bench_throughput [--busy N] [--sink file|null] [--ring-bytes N] [--memory-budget N]\n"
+                 "usage: loupe_bench_throughput [--busy N] [--sink file|null|memory] [--ring-bytes N] [--memory-budget N]\n"
                  "                              [--events zones|calls] [threads] [events-per-thread] [drop|block] [file]\n",
                  why);
     std::exit(2);
@@ -67,17 +69,21 @@ unsigned long long parse_count(const char* text, const char* what) {
     return v;
 }
 
-// The value of the option at argv[i] (argv[i + 1], taken): false for
-// `first`, true for `second`; anything else is a usage error.
-bool parse_choice(int argc, char** argv, int& i, const char* first, const char* second) {
-    const std::string name = argv[i];
-    if (i + 1 == argc) usage((name + " needs " + first + " or " + second).c_str());
-    const char* value = argv[++i];
-    if (std::strcmp(value, second) == 0) return true;
-    if (std::strcmp(value, first) != 0) {
-        usage((name + " '" + value + "': expected " + first + " or " + second).c_str());
+// The value of the option at argv[i] (argv[i + 1], taken): its position
+// in `choices`; anything else is a usage error that lists them.
+std::size_t parse_choice(int argc, char** argv, int& i, std::initializer_list<const char*> choices) {
+    std::string expected;
+    for (const char* c : choices) {
+        if (!expected.empty()) expected += c == *(choices.end() - 1) ? " or " : ", ";
+        expected += c;
     }
-    return false;
+    const std::string name = argv[i];
+    if (i + 1 == argc) usage((name + " needs " + expected).c_str());
+    const char* value = argv[++i];
+    for (std::size_t k = 0; k < choices.size(); ++k) {
+        if (std::strcmp(value, choices.begin()[k]) == 0) return k;
+    }
+    usage((name + " '" + value + "': expected " + expected).c_str());
 }
 
 options parse(int argc, char** argv) {
@@ -96,9 +102,9 @@ options parse(int argc, char** argv) {
             const char* n = argv[++i];
             o.memory_budget = std::strcmp(n, "0") == 0 ? 0 : static_cast<long long>(parse_count(n, "--memory-budget"));
         } else if (std::strcmp(argv[i], "--events") == 0) {
-            o.calls = parse_choice(argc, argv, i, "zones", "calls");
+            o.calls = parse_choice(argc, argv, i, {"zones", "calls"}) == 1;
         } else if (std::strcmp(argv[i], "--sink") == 0) {
-            o.null_sink = parse_choice(argc, argv, i, "file", "null");
+            o.sink = static_cast<options::sink_kind>(parse_choice(argc, argv, i, {"file", "null", "memory"}));
         } else {
             positional.push_back(argv[i]);
         }
@@ -173,8 +179,10 @@ int main(int argc, char** argv) {
     if (o.ring_bytes != 0) cfg.ring_bytes = o.ring_bytes;
     if (o.memory_budget >= 0) cfg.memory_budget = static_cast<std::size_t>(o.memory_budget);
     std::shared_ptr<loupe::sinks::file_sink> file;
-    if (o.null_sink) {
+    if (o.sink == options::null) {
         cfg.sinks = {std::make_shared<loupe::sinks::null_sink>()};
+    } else if (o.sink == options::memory) {
+        cfg.sinks = {std::make_shared<loupe::sinks::memory_sink>()};
     } else {
         file = std::make_shared<loupe::sinks::file_sink>(o.path);
         cfg.sinks = {file};
@@ -210,13 +218,13 @@ int main(int argc, char** argv) {
     for (auto& b : busy) b.join();
 
     struct stat st {};
-    ::stat(o.path.c_str(), &st);
+    if (file) ::stat(o.path.c_str(), &st);
     const unsigned long long produced = o.events_per_thread * o.threads;
     const bool identity = produced == stats.delivered + stats.dropped;
     std::printf("threads          %u\n", o.threads);
     std::printf("busy threads     %u\n", o.busy);
     std::printf("events           %s\n", o.calls ? "calls (two task points each)" : "zones");
-    std::printf("sink             %s\n", o.null_sink ? "null" : "file");
+    std::printf("sink             %s\n", o.sink == options::null ? "null" : o.sink == options::memory ? "memory" : "file");
     std::printf("policy           %s\n", o.policy == loupe::overflow_policy::block ? "block" : "drop");
     std::printf("produced         %llu\n", produced);
     std::printf("written          %llu\n", static_cast<unsigned long long>(stats.delivered));
