@@ -28,8 +28,7 @@ struct default_init_allocator : std::allocator<T> {
     }
     template <class U, class... Args>
     void construct(U* p, Args&&... args) {
-        std::allocator_traits<std::allocator<T>>::construct(static_cast<std::allocator<T>&>(*this), p,
-                                                            std::forward<Args>(args)...);
+        ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
     }
 };
 

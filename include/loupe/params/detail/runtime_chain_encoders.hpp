@@ -41,10 +41,8 @@ struct chain_encoders {
     static std::size_t fields_then_cut_text(const bound_chain& chain, const void* object, unsigned char* at,
                                             std::uint8_t slot, std::uint16_t spec, std::size_t budget) noexcept {
         const T& text = *static_cast<const T*>(chain.follow_fields(object));
-        const std::string_view whole(text.data(), text.size());
-        const auto n = static_cast<std::size_t>(chain.steps_[chain.fused_fields_].number);
         value_writer out(reinterpret_cast<char*>(at + encoded_text_offset), budget);
-        out.write_string(utf8_prefix(whole, n), whole.size());
+        chain.write_fused_cut(std::string_view(text.data(), text.size()), out);
         return encode_value(out, slot, spec, at);
     }
 

@@ -127,7 +127,7 @@ public:
             out.fail(value_kind::null_in_call);
             return;
         }
-        out.write_string(utf8_prefix(text, static_cast<std::size_t>(cut.number)), text.size());
+        chain.write_fused_cut(text, out);
     }
     static void run_from(const bound_chain& chain, std::size_t index, const void* object, value_writer& out) noexcept {
         chain.run(index, object, out);
@@ -159,6 +159,11 @@ private:
     bound_step::run_fn fused_ = nullptr;  // the fused form, if the chain has one
     std::size_t fused_fields_ = 0;        // its data members (the first steps)
 
+    // The fused truncate's first bytes of `text`, written as the value (with
+    // the text's whole size as its original size).
+    LOUPE_ALWAYS_INLINE void write_fused_cut(std::string_view text, value_writer& out) const noexcept {
+        out.write_string(utf8_prefix(text, static_cast<std::size_t>(steps_[fused_fields_].number)), text.size());
+    }
     // The address of the fused_fields_ data members, one inside the other.
     const void* follow_fields(const void* p) const noexcept {
         for (std::size_t i = 0; i < fused_fields_; ++i) p = steps_[i].member->address(*steps_[i].member, p);
