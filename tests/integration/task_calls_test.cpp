@@ -15,7 +15,9 @@
 #include <cstdint>
 #include <iterator>
 #include <map>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
@@ -316,6 +318,30 @@ TEST(TaskCalls, ARequestWithoutContextStartsATaskAndAScopeWithoutReturnRecordsAF
     const auto out = points_of(t, task_point_kind::call_out);
     ASSERT_EQ(out.size(), 1u);
     EXPECT_EQ(out[0].span_id, in[1].span_id);  // the call's parent is the handler's span
+}
+
+// A carrier that throws while the traceparent goes in: the exception
+// reaches the caller, and the call is recorded as failed (status -1), a
+// whole pair; the thread's next call is recorded as usual.
+TEST(TaskCalls, ACarrierThatThrowsRecordsTheCallAsFailed) {
+    const loupe::trace t = record("task_throwing_carrier", {}, [&] {
+        const auto refuse = [](std::string_view, std::string_view) { throw std::runtime_error("headers full"); };
+        EXPECT_THROW(tasks::outgoing_call("inventory", "GET /stock", refuse), std::runtime_error);
+        std::map<std::string, std::string> headers;
+        tasks::outgoing_call call("payment", "POST /pay", headers);
+        call.returned(201);
+    });
+    const auto out = points_of(t, task_point_kind::call_out);
+    const auto back = points_of(t, task_point_kind::return_in);
+    ASSERT_EQ(out.size(), 2u);
+    ASSERT_EQ(back.size(), 2u);
+    EXPECT_EQ(out[0].peer, "inventory");
+    EXPECT_EQ(back[0].call_id, out[0].call_id);
+    EXPECT_EQ(back[0].status, -1);
+    EXPECT_EQ(out[1].peer, "payment");
+    EXPECT_EQ(back[1].call_id, out[1].call_id);
+    EXPECT_EQ(back[1].status, 201);
+    EXPECT_NE(out[0].call_id, out[1].call_id);
 }
 
 TEST(TaskCalls, RulesChooseWhichCallsAreTagged) {
