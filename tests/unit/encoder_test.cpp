@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <vector>
 
@@ -20,6 +21,12 @@ struct events_records : loupe::trace_visitor {
         offsets.push_back(at);
         threads.push_back(thread_id);
     }
+};
+
+// THREAD records in the order the decoder meets them.
+struct thread_records : loupe::trace_visitor {
+    std::vector<loupe::trace_thread> seen;
+    void on_thread(std::uint64_t, const loupe::trace_thread& t) override { seen.push_back(t); }
 };
 
 struct expected_event {
@@ -101,4 +108,49 @@ TEST(Encoder, ThreadsEventsFillSeveralEventsRecordsAndReadBackExactly) {
             EXPECT_GE(size, loupe::detail::trace_encoder::max_batch_bytes) << "EVENTS record " << k << " closed early";
         }
     }
+}
+
+// Records outside EVENTS (task points here) define their thread once, and
+// again when it is renamed, also while the same thread's records follow
+// one another.
+TEST(Encoder, ThreadsAreDefinedOnceAndAgainWhenRenamed) {
+    loupe::session_info s{"encoder", 1000, 1'700'000'000'000'000'000ull, 42, loupe::clock_source::tsc,
+                          nullptr, 0, {}, {}, {}, {}, 0};
+    const loupe::thread_info a{1, 101, "a", 1}, b{2, 102, "b", 1}, a_renamed{1, 101, "a2", 2};
+    loupe::detail::trace_encoder enc;
+    loupe::record r;
+    r.session = &s;
+    r.kind = loupe::record_kind::session_begin;
+    enc.encode(r);
+    const loupe::task_point call{loupe::task_point_kind::call_out, 7, 8, 9, 10, 0, 0, true, "peer", "name"};
+    const loupe::thread_info* order[] = {&a, &a, &b, &b, &a, &a_renamed, &a_renamed, &b};
+    std::uint64_t at = 2000;
+    for (const loupe::thread_info* th : order) {
+        loupe::record p;
+        p.session = &s;
+        p.kind = loupe::record_kind::task_point;
+        p.thread = th;
+        p.begin_ns = p.end_ns = at++;
+        p.task = &call;
+        enc.encode(p);
+    }
+    loupe::record end;
+    end.session = &s;
+    end.kind = loupe::record_kind::session_end;
+    end.end_ns = 9000;
+    enc.encode(end);
+    const std::vector<unsigned char>& bytes = enc.bytes();
+
+    thread_records threads;
+    loupe::decode_trace(bytes.data(), bytes.size(), threads);
+    ASSERT_EQ(threads.seen.size(), 3u);
+    EXPECT_EQ(threads.seen[0].id, 1u);
+    EXPECT_EQ(threads.seen[0].name, "a");
+    EXPECT_EQ(threads.seen[1].id, 2u);
+    EXPECT_EQ(threads.seen[1].name, "b");
+    EXPECT_EQ(threads.seen[2].id, 1u);
+    EXPECT_EQ(threads.seen[2].name, "a2");
+    const loupe::trace t = loupe::read_trace(bytes.data(), bytes.size());
+    ASSERT_EQ(t.task_points.size(), std::size(order));
+    for (std::size_t i = 0; i < std::size(order); ++i) EXPECT_EQ(t.task_points[i].thread_id, order[i]->id) << i;
 }

@@ -384,10 +384,18 @@ private:
         emit(format::rec_flow);
     }
 
-    // Defines (or renames) the thread when needed; returns its entry.
+    // Defines (or renames) the thread when needed; returns its entry. The
+    // last thread's entry is kept at hand: records come in runs of one
+    // thread (a ring at a time), and most are not in a batch (task points,
+    // I/O, definitions).
     thread_entry& thread(const thread_info& t) {
+        if (last_entry_ != nullptr && t.id == last_thread_ && last_entry_->name_version == t.name_version) {
+            return *last_entry_;
+        }
         auto [it, fresh] = threads_.try_emplace(t.id);
         thread_entry& e = it->second;
+        last_thread_ = t.id;
+        last_entry_ = &e;  // an unordered_map's elements stay where they are
         if (fresh || e.name_version != t.name_version) {
             if (fresh) e.base_ns = start_ns_;
             e.name_version = t.name_version;
@@ -558,6 +566,8 @@ private:
     format::byte_buffer scratch_ = format::byte_buffer(scratch_head_room);
     std::uint64_t batch_thread_ = 0;      // 0: no EVENTS record open
     thread_entry* batch_entry_ = nullptr;
+    std::uint64_t last_thread_ = 0;  // thread(): the last thread asked for (last_entry_ null: none)
+    thread_entry* last_entry_ = nullptr;
     std::unordered_map<std::string, std::uint64_t> strings_;
     struct site_key {
         std::uint64_t name, file;
