@@ -29,6 +29,21 @@ struct thread_records : loupe::trace_visitor {
     void on_thread(std::uint64_t, const loupe::trace_thread& t) override { seen.push_back(t); }
 };
 
+// A session's first and last records, around what a test encodes.
+void encode_session_begin(loupe::detail::trace_encoder& enc, const loupe::session_info& s) {
+    loupe::record r;
+    r.session = &s;
+    r.kind = loupe::record_kind::session_begin;
+    enc.encode(r);
+}
+void encode_session_end(loupe::detail::trace_encoder& enc, const loupe::session_info& s) {
+    loupe::record end;
+    end.session = &s;
+    end.kind = loupe::record_kind::session_end;
+    end.end_ns = 9000;
+    enc.encode(end);
+}
+
 struct expected_event {
     const loupe::thread_info* thread;
     loupe::record_kind kind;
@@ -45,10 +60,7 @@ TEST(Encoder, ThreadsEventsFillSeveralEventsRecordsAndReadBackExactly) {
                           nullptr, 0, {}, {}, {}, {}, 0};
     const loupe::thread_info a{1, 101, "a", 1}, b{2, 102, "b", 1};
     loupe::detail::trace_encoder enc;
-    loupe::record r;
-    r.session = &s;
-    r.kind = loupe::record_kind::session_begin;
-    enc.encode(r);
+    encode_session_begin(enc, s);
 
     // Long runs of one thread (zones whose begin goes back and forth by up to
     // 2^62 ns and whose durations take 1 to 10 varint bytes, and counters),
@@ -74,11 +86,7 @@ TEST(Encoder, ThreadsEventsFillSeveralEventsRecordsAndReadBackExactly) {
         enc.encode(e);
         expected.push_back({th, e.kind, e.begin_ns, e.end_ns, e.value});
     }
-    loupe::record end;
-    end.session = &s;
-    end.kind = loupe::record_kind::session_end;
-    end.end_ns = 9000;
-    enc.encode(end);
+    encode_session_end(enc, s);
     const std::vector<unsigned char>& bytes = enc.bytes();
 
     const loupe::trace t = loupe::read_trace(bytes.data(), bytes.size());
@@ -118,10 +126,7 @@ TEST(Encoder, ThreadsAreDefinedOnceAndAgainWhenRenamed) {
                           nullptr, 0, {}, {}, {}, {}, 0};
     const loupe::thread_info a{1, 101, "a", 1}, b{2, 102, "b", 1}, a_renamed{1, 101, "a2", 2};
     loupe::detail::trace_encoder enc;
-    loupe::record r;
-    r.session = &s;
-    r.kind = loupe::record_kind::session_begin;
-    enc.encode(r);
+    encode_session_begin(enc, s);
     const loupe::task_point call{loupe::task_point_kind::call_out, 7, 8, 9, 10, 0, 0, true, "peer", "name"};
     const loupe::thread_info* order[] = {&a, &a, &b, &b, &a, &a_renamed, &a_renamed, &b};
     std::uint64_t at = 2000;
@@ -134,11 +139,7 @@ TEST(Encoder, ThreadsAreDefinedOnceAndAgainWhenRenamed) {
         p.task = &call;
         enc.encode(p);
     }
-    loupe::record end;
-    end.session = &s;
-    end.kind = loupe::record_kind::session_end;
-    end.end_ns = 9000;
-    enc.encode(end);
+    encode_session_end(enc, s);
     const std::vector<unsigned char>& bytes = enc.bytes();
 
     thread_records threads;
