@@ -435,7 +435,7 @@ private:
     // EVENTS record) and opens the thread's EVENTS record: then the site is
     // in the cache and batch_entry_ is the thread's.
     LOUPE_NOINLINE void open_event(const record& r) {
-        thread_entry& t = (r.thread->id == batch_thread_ && !renamed(*r.thread)) ? *batch_entry_ : thread(*r.thread);
+        thread_entry& t = thread(*r.thread);
         site_id(r.where);
         if (batch_thread_ != r.thread->id) {
             close_batch();
