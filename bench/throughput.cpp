@@ -28,7 +28,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <initializer_list>
 #include <memory>
 #include <string>
 #include <thread>
@@ -42,7 +41,7 @@ struct options {
     unsigned busy = 0;
     unsigned long long ring_bytes = 0;  // 0: the session's default
     long long memory_budget = -1;       // -1: the session's default
-    enum sink_kind { file, null, memory } sink = file;
+    enum sink_kind { file, null, memory } sink = file;  // in the order of sink_names
     bool calls = false;  // outgoing calls (two events each) instead of zones
     unsigned threads = 2;
     unsigned long long events_per_thread = 1000000;
@@ -69,19 +68,23 @@ unsigned long long parse_count(const char* text, const char* what) {
     return v;
 }
 
+// --sink's values, by options::sink_kind.
+constexpr const char* sink_names[] = {"file", "null", "memory"};
+
 // The value of the option at argv[i] (argv[i + 1], taken): its position
 // in `choices`; anything else is a usage error that lists them.
-std::size_t parse_choice(int argc, char** argv, int& i, std::initializer_list<const char*> choices) {
+template <std::size_t N>
+std::size_t parse_choice(int argc, char** argv, int& i, const char* const (&choices)[N]) {
     std::string expected;
-    for (const char* c : choices) {
-        if (!expected.empty()) expected += c == *(choices.end() - 1) ? " or " : ", ";
-        expected += c;
+    for (std::size_t k = 0; k < N; ++k) {
+        if (k != 0) expected += k + 1 == N ? " or " : ", ";
+        expected += choices[k];
     }
     const std::string name = argv[i];
     if (i + 1 == argc) usage((name + " needs " + expected).c_str());
     const char* value = argv[++i];
-    for (std::size_t k = 0; k < choices.size(); ++k) {
-        if (std::strcmp(value, choices.begin()[k]) == 0) return k;
+    for (std::size_t k = 0; k < N; ++k) {
+        if (std::strcmp(value, choices[k]) == 0) return k;
     }
     usage((name + " '" + value + "': expected " + expected).c_str());
 }
@@ -104,7 +107,7 @@ options parse(int argc, char** argv) {
         } else if (std::strcmp(argv[i], "--events") == 0) {
             o.calls = parse_choice(argc, argv, i, {"zones", "calls"}) == 1;
         } else if (std::strcmp(argv[i], "--sink") == 0) {
-            o.sink = static_cast<options::sink_kind>(parse_choice(argc, argv, i, {"file", "null", "memory"}));
+            o.sink = static_cast<options::sink_kind>(parse_choice(argc, argv, i, sink_names));
         } else {
             positional.push_back(argv[i]);
         }
@@ -224,7 +227,7 @@ int main(int argc, char** argv) {
     std::printf("threads          %u\n", o.threads);
     std::printf("busy threads     %u\n", o.busy);
     std::printf("events           %s\n", o.calls ? "calls (two task points each)" : "zones");
-    std::printf("sink             %s\n", o.sink == options::null ? "null" : o.sink == options::memory ? "memory" : "file");
+    std::printf("sink             %s\n", sink_names[o.sink]);
     std::printf("policy           %s\n", o.policy == loupe::overflow_policy::block ? "block" : "drop");
     std::printf("produced         %llu\n", produced);
     std::printf("written          %llu\n", static_cast<unsigned long long>(stats.delivered));
