@@ -54,29 +54,43 @@ public:
     void write(const loupe::record& r) override {
         if (r.kind == loupe::record_kind::counter) {
             std::unique_lock<std::mutex> lock(mutex_);
-            released_cv_.wait(lock, [this] { return released_; });
+            holding_ = true;
+            changed_.notify_all();
+            changed_.wait(lock, [this] { return released_; });
         }
         inner_->write(r);
     }
     void flush() override { inner_->flush(); }
     void close() override { inner_->close(); }
+    // Returns once the collector waits inside write(), away from the
+    // runtime's lock.
+    void wait_until_holding() {
+        std::unique_lock<std::mutex> lock(mutex_);
+        changed_.wait(lock, [this] { return holding_; });
+    }
     void release() {
         {
             std::lock_guard<std::mutex> lock(mutex_);
             released_ = true;
         }
-        released_cv_.notify_all();
+        changed_.notify_all();
     }
 
 private:
     std::shared_ptr<loupe::sinks::memory_sink> inner_;
     std::mutex mutex_;
-    std::condition_variable released_cv_;
+    std::condition_variable changed_;
+    bool holding_ = false;
     bool released_ = false;
 };
 
 // A session of counters into a 4 KiB ring that drops when full, its
 // collector held by `holder` until the thread has counted to `n`.
+//
+// The thread counts only once the collector waits in the sink. A collector
+// caught between passes holds the runtime's lock, and a thread that finds
+// its ring full then drops rather than wait (grow_full_ring): on a loaded
+// machine that lock can be held for milliseconds.
 loupe::session_stats count_while_collector_is_held(const std::shared_ptr<holding_sink>& holder, std::size_t budget,
                                                    std::int64_t n) {
     loupe::session_config cfg;
@@ -86,6 +100,8 @@ loupe::session_stats count_while_collector_is_held(const std::shared_ptr<holding
     cfg.memory_budget = budget;
     cfg.overflow = loupe::overflow_policy::drop;
     auto s = loupe::start_session(cfg);
+    LOUPE_COUNTER("growth.hold", 1);  // the collector stops here
+    holder->wait_until_holding();
     std::thread(count_to, n).join();
     holder->release();
     return s.stop();
