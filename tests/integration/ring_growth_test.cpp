@@ -1,7 +1,8 @@
 // Rings that grow (core/recorder.hpp: adopt_successor): a thread that fills its ring
 // moves to the larger successor the collector made for it, or makes one itself
-// while the collector is held up (core/detail/ring_growth.hpp), its records
-// keep their order across the move, method values written in place survive
+// while the collector is held up (core/detail/ring_growth.hpp) and drops
+// rather than wait when the runtime's lock is taken, its records keep their
+// order across the move, method values written in place survive
 // it, growth stays within the sessions' memory_budget, and a successor its
 // thread never reached is freed with the thread's ring.
 #include <gtest/gtest.h>
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -199,6 +201,42 @@ TEST(RingGrowth, AThreadGrowsItsOwnRingOnlyWithinTheBudget) {
     EXPECT_GT(got.size(), small_ring / 32) << "the thread never grew its ring";
     EXPECT_GE(after.rings_grown_by_thread - before.rings_grown_by_thread, 1u);
     EXPECT_LE(after.ring_bytes_peak, std::max<std::uint64_t>(before.ring_bytes_peak, budget) + small_ring);
+}
+
+// A thread whose ring fills while the runtime's lock is taken (the
+// collector between passes, a thread starting) never waits for it: what the
+// full ring cannot take is dropped and counted, and what arrived keeps its
+// order.
+TEST(RingGrowth, AFullRingWhileTheRuntimeIsLockedDropsAndCountsWithoutWaiting) {
+    auto mem = std::make_shared<loupe::sinks::memory_sink>();
+    loupe::session_config cfg = memory_config(mem, "locked");
+    cfg.ring_bytes = small_ring;
+    cfg.memory_budget = std::size_t{4} << 20;
+    cfg.overflow = loupe::overflow_policy::drop;
+    auto s = loupe::start_session(cfg);
+    constexpr std::int64_t n = 20000;  // 156 times the ring
+    std::promise<void> has_ring, go, counted;
+    std::thread counter([&] {
+        LOUPE_COUNTER("growth.ready", 1);  // the thread takes its ring before the lock is held
+        has_ring.set_value();
+        go.get_future().wait();
+        count_to(n);
+        counted.set_value();
+    });
+    has_ring.get_future().wait();
+    std::future_status finished{};
+    {
+        std::lock_guard<std::mutex> lock(loupe::detail::rt().mutex());
+        go.set_value();
+        finished = counted.get_future().wait_for(std::chrono::seconds(60));  // a liveness bound, not a timing
+    }
+    counter.join();
+    const loupe::session_stats stats = s.stop();
+    ASSERT_EQ(finished, std::future_status::ready) << "the thread waited for the runtime's lock";
+    const std::vector<std::int64_t> got = sequence(mem->events());
+    EXPECT_GT(stats.dropped, 0u);
+    EXPECT_EQ(got.size() + stats.dropped, static_cast<std::size_t>(n));
+    for (std::size_t i = 1; i < got.size(); ++i) ASSERT_LT(got[i - 1], got[i]) << "event " << i;
 }
 
 // memory_budget = 0: rings keep the size they were given.
