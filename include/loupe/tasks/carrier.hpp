@@ -103,6 +103,13 @@ template <class Getter>
 inline constexpr bool is_getter = std::is_invocable_v<Getter&, std::string_view>;
 template <class Setter>
 inline constexpr bool is_setter = std::is_invocable_v<Setter&, std::string_view, std::string_view>;
+/// The header maps inject() and extract() take.
+template <class T>
+inline constexpr bool is_header_map = false;
+template <class Compare, class Alloc>
+inline constexpr bool is_header_map<std::map<std::string, std::string, Compare, Alloc>> = true;
+template <class Hash, class Equal, class Alloc>
+inline constexpr bool is_header_map<std::unordered_map<std::string, std::string, Hash, Equal, Alloc>> = true;
 
 /// Reads the one traceparent (or traceresponse) value into `r`.
 inline void read_traceparent(extract_result& r, std::string_view value) noexcept {
@@ -186,15 +193,27 @@ void erase_header(Map& headers, std::string_view name) {
     }
 }
 
-template <class Map>
-bool inject_map(const task_context& c, Map& headers) {
-    if (!c.valid()) return false;
-    set_header(headers, traceparent_header, format_traceparent(c).view());
-    if (c.state.empty()) {
-        erase_header(headers, tracestate_header);
+/// Writes the valid context `c`, whose traceparent `text` is already
+/// formatted, into a header map (as inject() does) or through a setter.
+template <class Carrier>
+void inject_formatted(const traceparent_chars& text, const task_context& c, Carrier& carrier) {
+    if constexpr (is_setter<Carrier>) {
+        carrier(traceparent_header, text.view());
+        if (!c.state.empty()) carrier(tracestate_header, c.state.view());
     } else {
-        set_header(headers, tracestate_header, c.state.view());
+        set_header(carrier, traceparent_header, text.view());
+        if (c.state.empty()) {
+            erase_header(carrier, tracestate_header);
+        } else {
+            set_header(carrier, tracestate_header, c.state.view());
+        }
     }
+}
+
+template <class Carrier>
+bool inject_any(const task_context& c, Carrier& carrier) {
+    if (!c.valid()) return false;
+    inject_formatted(format_traceparent(c), c, carrier);
     return true;
 }
 
@@ -205,11 +224,7 @@ bool inject_map(const task_context& c, Map& headers) {
 /// is not valid. Thread-safety: reentrant.
 template <class Setter, std::enable_if_t<detail::is_setter<Setter>, int> = 0>
 bool inject(const task_context& c, Setter&& set) {
-    if (!c.valid()) return false;
-    const traceparent_chars text = format_traceparent(c);
-    set(traceparent_header, text.view());
-    if (!c.state.empty()) set(tracestate_header, c.state.view());
-    return true;
+    return detail::inject_any(c, set);
 }
 
 /// Reads the caller's context through `get` (see the shapes above).
@@ -260,12 +275,12 @@ extract_result extract_response(Getter&& get) {
 
 template <class Compare, class Alloc>
 bool inject(const task_context& c, std::map<std::string, std::string, Compare, Alloc>& headers) {
-    return detail::inject_map(c, headers);
+    return detail::inject_any(c, headers);
 }
 
 template <class Hash, class Equal, class Alloc>
 bool inject(const task_context& c, std::unordered_map<std::string, std::string, Hash, Equal, Alloc>& headers) {
-    return detail::inject_map(c, headers);
+    return detail::inject_any(c, headers);
 }
 
 template <class Compare, class Alloc>
