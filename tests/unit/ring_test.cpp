@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -284,3 +285,24 @@ TEST(RingFrame, ASecondFrameSetsTheFirstAside) {
 }
 
 }  // namespace
+
+#if LOUPE_DETAIL_PREFETCHW_CHECKED && LOUPE_OS_LINUX
+// The write hint's CPU check (core/detail/write_prefetch.hpp) reads the bit
+// Linux reports as "3dnowprefetch": a wrong bit would give the hint to CPUs
+// that lack it, or keep it from those that have it.
+TEST(WritePrefetch, TheCpuCheckAgreesWithTheKernel) {
+    std::FILE* cpuinfo = std::fopen("/proc/cpuinfo", "r");
+    if (cpuinfo == nullptr) GTEST_SKIP() << "no /proc/cpuinfo";
+    bool kernel_says = false, flags_seen = false;
+    char line[8192];
+    while (!flags_seen && std::fgets(line, sizeof line, cpuinfo) != nullptr) {
+        if (std::strncmp(line, "flags", 5) != 0) continue;
+        flags_seen = true;
+        kernel_says = std::strstr(line, " 3dnowprefetch") != nullptr;
+    }
+    std::fclose(cpuinfo);
+    if (!flags_seen) GTEST_SKIP() << "/proc/cpuinfo has no flags line";
+    EXPECT_EQ(loupe::detail::cpu_has_prefetchw(), kernel_says);
+    EXPECT_EQ(loupe::detail::g_cpu_has_prefetchw, kernel_says) << "the start-up check";
+}
+#endif

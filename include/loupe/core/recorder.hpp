@@ -179,7 +179,9 @@ inline bool push_or_count(thread_state& ts, std::uint64_t sessions, const raw_re
 /// straight into the thread's ring when it has room without wrapping, else
 /// into a local copy pushed through push_or_count (which waits for a
 /// `block` session or counts the unit lost). `fill` runs once.
-template <std::size_t N, class Fill>
+/// `PrefetchAhead`: for units that fill the ring quickly, also hints the
+/// ring's lines ahead (ring::prefetch_ahead_for_write).
+template <std::size_t N, bool PrefetchAhead = false, class Fill>
 LOUPE_ALWAYS_INLINE void write_unit(std::uint64_t sessions, std::size_t n, Fill&& fill) noexcept {
     thread_state& ts = t_state;
     raw_record local[N];
@@ -187,6 +189,7 @@ LOUPE_ALWAYS_INLINE void write_unit(std::uint64_t sessions, std::size_t n, Fill&
     raw_record* slots = rg != nullptr ? rg->try_reserve(n) : nullptr;
     fill(slots != nullptr ? slots : local);
     if (LOUPE_LIKELY(slots != nullptr)) {
+        if constexpr (PrefetchAhead) rg->prefetch_ahead_for_write();
         rg->commit(n);
         return;
     }

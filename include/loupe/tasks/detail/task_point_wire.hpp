@@ -137,7 +137,9 @@ LOUPE_NOINLINE inline void push_task_first_point(std::uint64_t sessions, task_po
     const std::size_t peer_kept = task_text_kept(peer), name_kept = task_text_kept(name);
     const std::size_t bytes = task_point_ids_bytes + peer_kept + name_kept;
     const std::size_t records = 1 + (bytes + sizeof(raw_record) - 1) / sizeof(raw_record);
-    write_unit<max_task_point_records>(sessions, records, [&](raw_record* out) {
+    // A call writes 2.5 cache lines of records: the hint keeps a host that
+    // moves lines between cores slowly from holding the caller up.
+    write_unit<max_task_point_records, true>(sessions, records, [&](raw_record* out) {
         out[0] = raw_record{&task_point_marker, ticks, task_point_head(bytes, kind, tagged, peer_kept, name_kept),
                             sessions};
         auto* payload = reinterpret_cast<unsigned char*>(out + 1);
