@@ -84,21 +84,27 @@ public:
     /// std::unordered_map of names to values, or a setter callable
     /// `set(name, value)` (tasks/carrier.hpp). Records CALL_OUT.
     template <class Carrier>
-    outgoing_call(std::string_view peer, std::string_view name, Carrier&& carrier) : outgoing_call(peer, name, true) {
+    outgoing_call(std::string_view peer, std::string_view name, Carrier&& carrier) {
         static_assert(detail::is_setter<std::remove_reference_t<Carrier>> ||
                           detail::is_header_map<std::remove_reference_t<Carrier>>,
                       "the carrier is a std::map or std::unordered_map of std::string to std::string, "
                       "or a callable set(std::string_view name, std::string_view value)");
-        // Delegating: a carrier that throws leaves a constructed call, whose
-        // destructor records the return as failed.
+        traceparent_chars text;  // formatted by begin() while it records, else below
+        begin(peer, name, &text);
         if (!tagged_) return;
-        if (sessions_ == 0) text_ = format_traceparent(context_);  // else formatted while recording
-        detail::inject_formatted(text_, context_, carrier);
+        if (sessions_ == 0) text = format_traceparent(context_);
+        try {
+            detail::inject_formatted(text, context_, carrier);
+        } catch (...) {  // the destructor does not run: the call ends here, failed
+            if (sessions_ != 0) record_return(-1, 0);
+            throw;
+        }
     }
     /// As above, for protocols without headers: read context() and carry it
     /// yourself (tasks/in_band_token.hpp puts it into a name field).
-    LOUPE_ALWAYS_INLINE outgoing_call(std::string_view peer, std::string_view name) noexcept
-        : outgoing_call(peer, name, false) {}
+    LOUPE_ALWAYS_INLINE outgoing_call(std::string_view peer, std::string_view name) noexcept {
+        begin(peer, name, nullptr);
+    }
     ~outgoing_call() {
         if (sessions_ != 0 && !returned_) record_return(-1, 0);
     }
@@ -134,8 +140,8 @@ public:
     }
 
 private:
-    // `with_text`: a recorded, tagged call formats its traceparent into text_.
-    LOUPE_ALWAYS_INLINE outgoing_call(std::string_view peer, std::string_view name, bool with_text) noexcept {
+    // `text`: where a recorded, tagged call formats its traceparent.
+    LOUPE_ALWAYS_INLINE void begin(std::string_view peer, std::string_view name, traceparent_chars* text) noexcept {
         sessions_ = detail::task_sessions();
         const loupe::detail::task_slot& ambient = loupe::detail::t_context.task;
         if (LOUPE_LIKELY(sessions_ == 0)) {
@@ -143,19 +149,19 @@ private:
             if (LOUPE_UNLIKELY(tagged_)) pass_on();  // nothing records, but the thread's task goes on
             return;
         }
-        begin_recorded(ambient, peer, name, with_text);
+        begin_recorded(ambient, peer, name, text);
     }
 
     // A W3C participant passes the task it serves on, recorded or not.
     LOUPE_NOINLINE void pass_on() noexcept { new (&context_) task_context(child_task(current_task())); }
 
-    // `with_text`: the tagged call's traceparent goes into text_ before
+    // `text`, when given, receives the tagged call's traceparent before
     // CALL_OUT goes into the ring. The carrier copies it with loads wider
     // than the formatter's stores, which cannot take their bytes from
     // pending stores and wait until those reach the cache: written first,
     // the text does not wait behind the ring's stores.
     LOUPE_NOINLINE void begin_recorded(const loupe::detail::task_slot& ambient, std::string_view peer,
-                                       std::string_view name, bool with_text) noexcept {
+                                       std::string_view name, traceparent_chars* text) noexcept {
         tagged_ = (sessions_ & loupe::detail::g_task_rules_slots.load(std::memory_order_acquire)) == 0 ||
                   loupe::detail::tagging(sessions_, peer, name) != 0;
         // An untagged call still gets ids: its records must name a task, and
@@ -172,7 +178,7 @@ private:
             context_.trace = new_trace_id();
             context_.span = new_span_id();
         }
-        if (with_text && tagged_) format_traceparent(context_, text_.data);
+        if (text != nullptr && tagged_) format_traceparent(context_, text->data);
         loupe::detail::push_task_first_point(sessions_, task_point_kind::call_out, tagged_, ids(), peer, name);
     }
     // The return names its call by its id only (the peer and name are the
@@ -195,7 +201,6 @@ private:
     union {
         task_context context_;  // constructed when tagged or recorded
     };
-    traceparent_chars text_;  // the carrier's traceparent, when tagged
 };
 
 /// The handling of a request this thread received. Makes the caller's task
