@@ -36,11 +36,11 @@
 // outgoing_call is one load and a branch (two: the thread's task); a
 // recorded call, two ring units (with a hint that the ring's lines ahead
 // will be written, ring::prefetch_ahead_for_write) and, when tagged, a
-// new id and the traceparent written into the carrier. incoming_request parses the
-// traceparent (about 16 ns) and sets the thread's task whether or not
-// anything records. Peer and name are read only by the constructors (the
-// first point records them). Thread-safety: a scope belongs to the thread
-// that made it.
+// new id and the traceparent written into the carrier. incoming_request
+// parses the traceparent (about 16 ns) and sets the thread's task whether
+// or not anything records. Peer and name are read only by the constructors
+// (the first point records them). Thread-safety: a scope belongs to the
+// thread that made it.
 #pragma once
 
 #include <cstdint>

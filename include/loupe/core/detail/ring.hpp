@@ -131,7 +131,7 @@ public:
     /// another core read those lines when it drained them; owned again
     /// before the records come, their stores need not wait for them (on a
     /// host that moves lines between cores slowly, that wait held such a
-    /// producer to twice a zone's time). Never moves the head.
+    /// producer to three times a zone's time). Never moves the head.
     void prefetch_ahead_for_write() const noexcept {
         const std::uint64_t at = producer_head_ + prefetch_distance_records;
         for (std::uint64_t line = 0; line < 3; ++line) prefetch_for_write(&slots_[(at + 2 * line) & mask_]);
