@@ -304,6 +304,9 @@ LOUPE_ALWAYS_INLINE void evaluate_straight_frame(const method_site& where, const
     ring* const rg = ts.owned_ring;
     raw_record* const in_ring =
         ts.plan == nullptr && rg != nullptr ? rg->open_frame(binding.frame_records) : nullptr;
+    // A call with values writes a line or more per call: the hint keeps a
+    // host that moves lines between cores slowly from holding it up.
+    if (in_ring != nullptr) rg->prefetch_ahead_for_write();
     unsigned char* const frame =
         in_ring != nullptr ? reinterpret_cast<unsigned char*>(in_ring + 1) : stack.bytes + stack.top;
     unsigned char* const values = frame + sizeof(method_payload_header);

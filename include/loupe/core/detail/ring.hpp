@@ -126,12 +126,13 @@ public:
     /// Records ahead of the head that prefetch_ahead_for_write() asks for.
     static constexpr std::size_t prefetch_distance_records = 32;  // 1 KiB
     /// Producer only: a hint (core/detail/write_prefetch.hpp) for the three
-    /// cache lines 1 KiB past the head, for a producer that writes a few
-    /// lines per event (a call between processes: 2.5). The collector on
-    /// another core read those lines when it drained them; owned again
-    /// before the records come, their stores need not wait for them (on a
-    /// host that moves lines between cores slowly, that wait held such a
-    /// producer to three times a zone's time). Never moves the head.
+    /// cache lines 1 KiB past the head, for a producer that writes a line or
+    /// more per event (a call between processes: 2.5; a method call with
+    /// values: its frame). The collector on another core read those lines
+    /// when it drained them; owned again before the records come, their
+    /// stores need not wait for them (on a host that moves lines between
+    /// cores slowly, that wait held such a producer to three times a zone's
+    /// time). Never moves the head.
     void prefetch_ahead_for_write() const noexcept {
         const std::uint64_t at = producer_head_ + prefetch_distance_records;
         for (std::uint64_t line = 0; line < 3; ++line) prefetch_for_write(&slots_[(at + 2 * line) & mask_]);
