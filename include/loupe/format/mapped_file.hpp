@@ -60,7 +60,15 @@ public:
             if (p != MAP_FAILED) {
                 map_ = p;
                 size_ = static_cast<std::size_t>(st.st_size);
-                if (how == use::sequential) ::madvise(map_, size_, MADV_SEQUENTIAL);  // read ahead
+                if (how == use::sequential) {
+                    ::madvise(map_, size_, MADV_SEQUENTIAL);  // read ahead
+#    if defined(MADV_NOHUGEPAGE)
+                    // Only the pages being read stay mapped (release): a
+                    // kernel that maps the page cache's 2 MiB folios whole
+                    // would keep up to 2 MiB per input in memory.
+                    ::madvise(map_, size_, MADV_NOHUGEPAGE);
+#    endif
+                }
             }
         }
         if (fd >= 0) ::close(fd);
