@@ -209,10 +209,8 @@ TEST(RingGrowth, AThreadGrowsItsOwnRingOnlyWithinTheBudget) {
 // order.
 TEST(RingGrowth, AFullRingWhileTheRuntimeIsLockedDropsAndCountsWithoutWaiting) {
     auto mem = std::make_shared<loupe::sinks::memory_sink>();
-    loupe::session_config cfg = memory_config(mem, "locked");
-    cfg.ring_bytes = small_ring;
-    cfg.memory_budget = std::size_t{4} << 20;
-    cfg.overflow = loupe::overflow_policy::drop;
+    loupe::session_config cfg = growing_config(mem, std::size_t{4} << 20);
+    cfg.overflow = loupe::overflow_policy::drop;  // what the ring cannot take is counted, never waited for
     auto s = loupe::start_session(cfg);
     constexpr std::int64_t n = 20000;  // 156 times the ring
     std::promise<void> has_ring, go, counted;
